@@ -36,9 +36,6 @@ def _modes(args: argparse.Namespace) -> Optional[list[str]]:
     return parse_modes(args.mode) if getattr(args, "mode", None) else None
 
 
-def _single_mode(args: argparse.Namespace) -> Optional[str]:
-    modes = _modes(args)
-    return modes[0] if modes and len(modes) == 1 else None
 
 
 def build_spec(args: argparse.Namespace):
@@ -54,7 +51,7 @@ def build_spec(args: argparse.Namespace):
     overrides = {
         ("tasks", "path"): args.tasks, ("agent", "harness"): args.agent, ("agent", "model"): args.model,
         ("trials",): args.trials, ("parallelism",): args.parallel, ("timeoutSeconds",): args.timeout,
-        ("mode",): _single_mode(args), ("errorInjectionRate",): args.error_injection_rate, ("seed",): args.seed,
+        ("errorInjectionRate",): args.error_injection_rate, ("seed",): args.seed,
         ("selector", "ids"): args.ids, ("selector", "categories"): args.category, ("selector", "tags"): args.tag,
         ("budgets", "maxCostUsd"): args.max_cost, ("budgets", "maxTokens"): args.max_tokens,
     }
@@ -65,6 +62,9 @@ def build_spec(args: argparse.Namespace):
         for p in path[:-1]:
             node = node.setdefault(p, {})
         node[path[-1]] = value
+    modes = _modes(args)
+    if modes:  # --mode wins over run.yaml's mode/modes
+        data["mode"], data["modes"] = modes[0], modes if len(modes) > 1 else []
     agent_args = _kv(args.arg or [])
     if args.command:
         agent_args["commands"] = args.command
@@ -89,9 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _die(str(e))
     out = Path(args.out)
     try:
-        modes = _modes(args)
         runner = LocalRunner(spec, out, sandbox_mode=args.sandbox, fresh=args.fresh,
-                             modes=modes if modes and len(modes) > 1 else None,
                              progress=None if args.quiet else sys.stderr, grader_timeout=args.grader_timeout)
         if runner.mode == "none":
             print("clawkube: warning: no namespace sandbox here (needs root + unshare): agents run without the "

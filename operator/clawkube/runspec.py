@@ -6,7 +6,7 @@ from typing import Any, Literal, Optional
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class _Camel(BaseModel):
@@ -115,8 +115,25 @@ class BenchmarkRunSpec(_Camel):
     budgets: Budgets = Field(default_factory=Budgets)
     artifacts: Optional[ArtifactStore] = None
     mode: EvalMode = EvalMode.BASELINE
+    # several EvoClawBench modes in one run: every task's K trials in each mode; the summary's byMode gives
+    # each mode's ratios against baseline. Empty: just `mode`.
+    modes: list[EvalMode] = Field(default_factory=list)
     error_injection_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     seed: int = 0
+
+
+    @model_validator(mode="after")
+    def _modes(self) -> "BenchmarkRunSpec":
+        if len(set(self.modes)) != len(self.modes):
+            raise ValueError(f"modes {[m.value for m in self.modes]} names a mode twice")
+        if self.modes and "mode" in self.model_fields_set and self.mode not in self.modes:
+            raise ValueError(f"mode {self.mode.value!r} is not among modes {[m.value for m in self.modes]}: "
+                             "set one of the two")
+        return self
+
+    def mode_list(self) -> list[str]:
+        """The run's evaluation modes, in order (`modes`, else `[mode]`)."""
+        return [m.value for m in self.modes] if self.modes else [self.mode.value]
 
 
 class RunFile(_Camel):

@@ -19,20 +19,19 @@ from typing import Optional
 
 from ..agents.base import Agent
 from ..agents.registry import get_agent
-from ..agents.transcript import as_dicts, read_jsonl
 from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
 from ..runspec import AgentSpec, EvalMode
 from ..services.client import ServiceError
 from ..services.command import agent_env as service_env
 from ..services.injection import InjectionConfig
 from ..services.local import LocalServices
-from ..skills.context import first_run_context
+from ..skills.context import context_from_artifacts
 from ..skills.hashing import SkillReport, hashes
 from ..skills.hashing import report as skill_report
 from ..skills.phase_args import phase_args
-from ..skills.prompts import authoring_prompt, summary_prompt
+from ..skills.writing import write_skills
 from . import bundle as bundles
-from . import phases, sandbox, workspace
+from . import phases, workspace
 from .scoring import GradingError
 
 RESULT_FILE = "result.json"
@@ -154,21 +153,10 @@ def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], la
                                                                       dirs.skills), initial=initial)
 
 
-def _author(tr: _Trial, phase: str, prompt: str, out: Path) -> tuple[Path, phases.AgentPhase]:
-    """A skill-writing phase: the same adapter, another prompt, an empty discarded workspace; returns the
-    skills dir (its only output) and the phase's outcome (transcript etc. in `out`)."""
-    base = tr.scratch / phase
-    dirs = phases.TrialDirs(bundle=base / "no-bundle", workspace=base / "workspace", home=base / "home",
-                            skills=base / "skills", out=out, grading=base / "unused")
-    for d in (dirs.workspace, dirs.home, dirs.skills, dirs.out):
-        d.mkdir(parents=True, exist_ok=True)
-    sandbox.give_to_sandbox_user(dirs.workspace, dirs.home, dirs.skills)
-    view = tr.manifest.view.model_copy(update={"prompt": prompt, "attachments": []})
-    m = tr.manifest.model_copy(update={"view": view, "services": []})
-    ctx = phases.agent_context(dirs, m, tr.agent, tr.plan.agent.model, phase_args(tr.plan.agent.args, phase), tr.env, {})
-    ap = tr.timed(phase, phases.run_agent, dirs, ctx, tr.agent, tr.plan.isolation, tr.timeout)
-    workspace.copy_tree(dirs.skills, out / "skills")  # the authored skills, as evidence
-    return dirs.skills, ap
+def _author(tr: _Trial, phase: str, out: Path, context: Optional[str] = None) -> tuple[Path, phases.AgentPhase]:
+    """A skill-writing phase (skills/writing.py) in the trial's scratch; returns the skills dir and the outcome."""
+    return tr.timed(phase, write_skills, phase, tr.scratch / phase, out, tr.manifest, tr.agent, tr.plan.agent.model,
+                    tr.plan.agent.args, tr.env, tr.plan.isolation, tr.timeout, context)
 
 
 def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optional[str]]:
@@ -184,20 +172,13 @@ def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optiona
     return None, last_error
 
 
-def _events(dirs: phases.TrialDirs) -> list[dict]:
-    tf = dirs.out / "transcript.jsonl"
-    return as_dicts(read_jsonl(tf)) if tf.exists() else []
-
-
 def _run_mode(tr: _Trial, dirs: phases.TrialDirs, result: TrialResult) -> tuple[_Execution, dict]:
     """The executions and skill phases of the trial's mode; returns the graded execution and mode details."""
     mode = tr.plan.mode or EvalMode.BASELINE.value
-    prompt = tr.manifest.view.prompt
     details: dict = {"mode": mode, "phase_usage": {}}
     usage = Usage()
     if mode == EvalMode.PRESKILL.value:
-        skills, ap = _author(tr, "authoring", authoring_prompt(prompt, str(tr.scratch / "authoring" / "skills")),
-                             dirs.out / "authoring")
+        skills, ap = _author(tr, "authoring", dirs.out / "authoring")
         details["phase_usage"]["authoring"] = ap.usage.model_dump()
         details["authoring_error"] = ap.error_message
         usage = usage.add(ap.usage)
@@ -212,12 +193,10 @@ def _run_mode(tr: _Trial, dirs: phases.TrialDirs, result: TrialResult) -> tuple[
         first_score, grade_error = _grade(tr, first_dirs)
         details["first_run"] = {"score": first_score.model_dump() if first_score else None, "grading_error": grade_error,
                                 "agent_error": first.agent_phase.error_message, "skills": first.skills.model_dump()}
-        diff = workspace.diff(first.initial, workspace.manifest(first_dirs.workspace))
-        context = first_run_context(first_score, first.agent_phase.error_message or grade_error, first_dirs.workspace,
-                                    diff, _events(first_dirs))
+        context = context_from_artifacts(first_dirs.out, first_score, first.agent_phase.error_message, grade_error,
+                                         tr.scratch / "summary-input")
         (dirs.out / "first_run" / "context.txt").write_text(context)
-        skills, ap = _author(tr, "summary", summary_prompt(prompt, context, str(tr.scratch / "summary" / "skills")),
-                             dirs.out / "summary")
+        skills, ap = _author(tr, "summary", dirs.out / "summary", context)
         details["phase_usage"]["summary"] = ap.usage.model_dump()
         details["summary_error"] = ap.error_message
         usage = usage.add(ap.usage)

@@ -3,7 +3,7 @@
 Resume: a trial whose `result.json` exists is kept; every other planned trial is (re)done. The output folder
 remembers the spec's hash so results of a different spec are never mixed in.
 Budgets: before a trial starts, the usage of every finished trial is added up; at the limit, no more start.
-Modes: a run may hold several EvoClawBench modes (`modes=[...]`, CLI `--mode all` or `--mode baseline,preskill`):
+Modes: a run may hold several EvoClawBench modes (`spec.modes`, CLI `--mode all` or `--mode baseline,preskill`):
 each mode runs every task's K trials, into `trials/<task>/<mode>-<i>/` (a single-mode run keeps `trials/<task>/<i>/`),
 every result carries its mode, and the summary's `by_mode` holds each mode's ratios against baseline.
 """
@@ -88,7 +88,7 @@ class LocalRunner:
         self.mode = sandbox.resolve_mode(sandbox_mode)
         self.fresh = fresh
         self.grader_timeout = grader_timeout
-        self.modes = list(modes) if modes else [spec.mode.value]
+        self.modes = list(modes) if modes else spec.mode_list()
         self._lock = threading.Lock()
         self._results: dict[tuple[str, str, int], TrialResult] = {}  # (mode, task, trial index)
         self._skipped_budget = 0

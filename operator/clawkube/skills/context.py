@@ -2,7 +2,9 @@
 
 It holds: the grade summary (score, pass, dimensions/criteria; or the error), previews of the files the
 first run added or modified, and a transcript summary (tool-call count, the last commands, error events,
-the final message). Never grader code or ground truth.
+the final message). Never grader code or ground truth: of a grading failure it says only that there is no
+score (a grader's error message can quote ground truth). Built from the first run's agent-side artifacts
+(transcript.jsonl, workspace.tar.gz, workspace.diff.json), the same way locally and in the summary pod.
 """
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Optional
 
+from ..agents.transcript import as_dicts, read_jsonl
+from ..lifecycle import workspace as workspaces
 from ..results.model import Score
 
 PREVIEW_FILES = 6
@@ -17,6 +21,7 @@ PREVIEW_CHARS = 400
 LAST_CALLS = 8
 CALL_CHARS = 240
 LIMIT = 8000
+GRADING_FAILED = "the grader gave no score"
 
 
 def _clip(text: str, n: int) -> str:
@@ -69,3 +74,23 @@ def first_run_context(score: Optional[Score], error: Optional[str], workspace: P
                       events: list[dict]) -> str:
     text = "\n\n".join([grade_summary(score, error), output_previews(workspace, diff), transcript_summary(events)])
     return _clip(text, LIMIT)
+
+
+def problem(agent_error: Optional[str], grading_error: Optional[str]) -> Optional[str]:
+    """What the summary phase is told of the first run's problems: the agent's own error, else whether grading
+    failed (never the grader's message)."""
+    return agent_error or (GRADING_FAILED if grading_error else None)
+
+
+def context_from_artifacts(artifacts: Path, score: Optional[Score], agent_error: Optional[str],
+                           grading_error: Optional[str], scratch: Path) -> str:
+    """The context from a first run's agent artifacts folder; its workspace snapshot is restored under scratch."""
+    ws = scratch / "first_run_workspace"
+    snapshot = artifacts / "workspace.tar.gz"
+    if snapshot.is_file():
+        workspaces.restore(snapshot, ws)
+    diff_file = artifacts / "workspace.diff.json"
+    diff = json.loads(diff_file.read_text()) if diff_file.is_file() else {}
+    tf = artifacts / "transcript.jsonl"
+    events = as_dicts(read_jsonl(tf)) if tf.is_file() else []
+    return first_run_context(score, problem(agent_error, grading_error), ws, diff, events)
