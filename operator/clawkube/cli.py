@@ -212,6 +212,9 @@ def parser() -> argparse.ArgumentParser:
     pa.add_argument("--model")
     pa.add_argument("--args-json", default="{}", help="adapter options as JSON")
     pa.add_argument("--timeout", type=int)
+    pa.add_argument("--stage", default="execution", choices=["execution", "authoring", "first_run", "summary"],
+                    help="EvoClawBench stage: a PreSkill/PostSkill skill-writing phase or first run "
+                         "(default: execution)")
     pg = podsub.add_parser("grade", help="firewall -> grade, in the grading pod")
     pg.add_argument("--grading", required=True, help="folder holding the extracted grading bundle or bundle.tar.gz")
     pg.add_argument("--agent-artifacts", required=True, help="s3://... prefix or a local folder")

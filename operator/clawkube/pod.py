@@ -6,7 +6,12 @@ Both run the very phases the local runner runs (lifecycle/phases.py). The pod it
 JSON summary to its termination message, which the operator reads into TaskTrial status.
 The agent pod's task services run as sidecar containers (services/sidecars.py): `pod agent` hands them an admin
 token, waits for them, resets them, collects their audit logs into --out/audit/ after the agent, and shuts them
-down so the pod completes. EvoClawBench modes other than baseline run on the local runner only.
+down so the pod completes.
+EvoClawBench stages (`--stage`, k8s/decide_trial.py): `first_run` is an execution like any other; `authoring`
+and `summary` run the skill-writing phase (skills/writing.py) and upload the skills it wrote under --out/skills/;
+a summary pod first builds the first-run context from the first run's agent artifacts
+($CLAWKUBE_FIRST_RUN_URI) and score ($CLAWKUBE_FIRST_RUN). An execution with $CLAWKUBE_SKILLS_URI starts with
+the skills found there (authored) instead of the task's own, and reports their hashes and mutations.
 """
 from __future__ import annotations
 
@@ -21,15 +26,20 @@ from typing import Any, Optional
 
 from .agents.registry import get_agent
 from .lifecycle import bundle as bundles
-from .lifecycle import phases
+from .lifecycle import phases, workspace
 from .lifecycle.hardening import harden_process
 from .lifecycle.scoring import GradingError
 from .lifecycle.trial import task_env
 from .results.model import ErrorKind
-from .runspec import EvalMode
+from .results.model import Score
 from .services import sidecars
 from .services.command import agent_env as service_env
 from .services.sidecars import SidecarServices
+from .skills.context import context_from_artifacts
+from .skills.hashing import hashes
+from .skills.hashing import report as skill_report
+from .skills.phase_args import phase_args
+from .skills.writing import SKILL_PHASES, write_skills
 
 TERMINATION_LIMIT = 4096  # bytes Kubernetes keeps of a termination message
 
@@ -52,16 +62,18 @@ def upload_folder(folder: Path, uri: str) -> list[str]:
     return keys
 
 
-def fetch_folder(source: str, dest: Path) -> None:
-    """Copy an agent's artifacts (s3://... prefix or a local folder) into dest."""
+def fetch_folder(source: str, dest: Path, required: bool = True) -> None:
+    """Copy an agent's artifacts (s3://... prefix or a local folder) into dest; an empty source is an error
+    unless not `required`."""
     dest.mkdir(parents=True, exist_ok=True)
     if not source.startswith("s3://"):
-        shutil.copytree(source, dest, dirs_exist_ok=True)
+        if Path(source).is_dir() or required:
+            shutil.copytree(source, dest, dirs_exist_ok=True)
         return
     store = _store_for(source)
     prefix = store.key("")
     keys = store.list(prefix)
-    if not keys:
+    if not keys and required:
         raise FileNotFoundError(f"no agent artifacts under {source}")
     for key in keys:
         rel = key[len(prefix):].lstrip("/")
@@ -80,10 +92,17 @@ def _bundle_dir(path: str) -> Path:
 
 
 def write_termination(path: str, summary: dict[str, Any]) -> None:
+    full = summary
     line = json.dumps(summary, sort_keys=True, separators=(",", ":"))
     if len(line.encode()) > TERMINATION_LIMIT:  # keep the verdict; details stay in the artifacts
-        summary = {k: summary[k] for k in ("phase", "error_kind", "error_message", "exit_code", "timed_out")
-                   if k in summary} | {"truncated": True, "score": _compact_score(summary.get("score"))}
+        summary = {k: summary[k] for k in ("phase", "stage", "error_kind", "error_message", "exit_code", "timed_out",
+                                           "usage") if k in summary} | {"truncated": True}
+        if full.get("phase") == "grade":
+            summary["score"] = _compact_score(full.get("score"))
+        if "skills" in full:  # the full report stays in skills.json among the artifacts
+            sk = full["skills"]
+            summary["skills"] = {"source": sk.get("source"), "mutated": any((sk.get("mutations") or {}).values()),
+                                 "file_count": len(sk.get("files") or {}), "truncated": True}
         line = json.dumps(summary, sort_keys=True, separators=(",", ":"))[:TERMINATION_LIMIT]
     print(line)
     try:
@@ -112,37 +131,20 @@ def _upload(out: Path, summary: dict[str, Any]) -> None:
 def main_agent(args: argparse.Namespace) -> int:
     harden_process()
     out = Path(args.out)
-    ws = Path(args.workspace)
-    scratch = ws.parent
-    summary: dict[str, Any] = {"phase": "agent"}
+    stage = getattr(args, "stage", None) or "execution"
+    summary: dict[str, Any] = {"phase": "agent", "stage": stage}
     try:
         bdir = _bundle_dir(args.bundle)
         m = bundles.read_agent_manifest(bdir)
         harness = args.harness or os.environ.get("CLAWKUBE_HARNESS", "nop")
         agent = get_agent(harness)
-        dirs = phases.TrialDirs(bundle=bdir, workspace=ws, home=scratch / "home", skills=scratch / "skills",
-                                out=out, grading=scratch / "unused")
-        iso = phases.Isolation(mode="none")
         env = task_env([*m.view.env, *agent.credential_env], dict(os.environ))
-        mode = os.environ.get("CLAWKUBE_MODE") or EvalMode.BASELINE.value
-        if mode != EvalMode.BASELINE.value:
-            raise RuntimeError(f"mode {mode!r} runs on the local runner only (clawkube run --mode {mode}); "
-                               "on the cluster every trial runs baseline")
         agent_args = json.loads(os.environ.get("CLAWKUBE_AGENT_ARGS") or args.args_json or "{}")
         timeout = args.timeout or int(os.environ.get("CLAWKUBE_TIMEOUT_SECONDS") or m.view.timeout_seconds)
-        services = SidecarServices(m.services, Path(os.environ.get(sidecars.TOKEN_ENV) or sidecars.TOKEN_FILE),
-                                   bdir / bundles.SERVICES_DIR)
-        try:
-            urls = services.start()
-            services.reset()
-            env = {**env, **service_env(urls)}
-            initial = phases.setup(dirs, m, iso, env)
-            ctx = phases.agent_context(dirs, m, agent, args.model, agent_args, env, urls)
-            ap = phases.run_agent(dirs, ctx, agent, iso, timeout)
-            services.collect(dirs.audit)
-        finally:
-            services.stop()
-        phases.capture(dirs, initial)
+        if stage in SKILL_PHASES:
+            ap = _write_skills(stage, Path(args.workspace).parent, out, m, agent, args.model, agent_args, env, timeout)
+        else:
+            ap = _execute(Path(args.workspace), out, bdir, m, agent, args.model, agent_args, env, timeout, summary)
         summary.update(exit_code=ap.exit_code, timed_out=ap.timed_out, usage=ap.usage.model_dump(),
                        error_kind=ap.error_kind.value if ap.error_kind else None, error_message=ap.error_message)
     except Exception as e:
@@ -150,6 +152,63 @@ def main_agent(args: argparse.Namespace) -> int:
     _upload(out, summary)
     write_termination(args.termination_log, summary)
     return 0
+
+
+def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, model: Optional[str],
+             agent_args: dict, env: dict[str, str], timeout: int, summary: dict[str, Any]) -> phases.AgentPhase:
+    """The task itself (an execution or a PostSkill first run): services, setup, agent, audit, capture."""
+    scratch = ws.parent
+    dirs = phases.TrialDirs(bundle=bdir, workspace=ws, home=scratch / "home", skills=scratch / "skills",
+                            out=out, grading=scratch / "unused")
+    iso = phases.Isolation(mode="none")
+    authored = None
+    if os.environ.get("CLAWKUBE_SKILLS_URI"):  # PreSkill/PostSkill: only the skills the last stage wrote
+        authored = scratch / "authored-skills"
+        try:
+            fetch_folder(os.environ["CLAWKUBE_SKILLS_URI"], authored, required=False)
+        except Exception as e:
+            raise RuntimeError(f"cannot fetch the authored skills from {os.environ['CLAWKUBE_SKILLS_URI']}: {e}") from e
+    services = SidecarServices(m.services, Path(os.environ.get(sidecars.TOKEN_ENV) or sidecars.TOKEN_FILE),
+                               bdir / bundles.SERVICES_DIR)
+    try:
+        urls = services.start()
+        services.reset()
+        env = {**env, **service_env(urls)}
+        initial = phases.setup(dirs, m, iso, env, authored)
+        before = hashes(dirs.skills)
+        ctx = phases.agent_context(dirs, m, agent, model, phase_args(agent_args, "execution"), env, urls)
+        ap = phases.run_agent(dirs, ctx, agent, iso, timeout)
+        services.collect(dirs.audit)
+    finally:
+        services.stop()
+    phases.capture(dirs, initial)
+    skills = skill_report("authored" if authored else "task", before, dirs.skills)
+    summary["skills"] = skills.model_dump()
+    workspace.write_json(out / "skills.json", summary["skills"])
+    return ap
+
+
+def _write_skills(stage: str, scratch: Path, out: Path, m: bundles.AgentManifest, agent, model: Optional[str],
+                  agent_args: dict, env: dict[str, str], timeout: int) -> phases.AgentPhase:
+    """A skill-writing stage; a summary stage first builds the first-run context (only agent-side artifacts
+    and the first run's score: never grader output)."""
+    context = None
+    if stage == "summary":
+        first = scratch / "first-run"
+        source = os.environ.get("CLAWKUBE_FIRST_RUN_URI") or ""
+        try:
+            fetch_folder(source, first)
+        except Exception as e:
+            raise RuntimeError(f"cannot fetch the first run's artifacts from {source or '(unset)'}: {e}") from e
+        record = json.loads(os.environ.get("CLAWKUBE_FIRST_RUN") or "{}")
+        score = Score.model_validate(record["score"]) if record.get("score") else None
+        context = context_from_artifacts(first, score, record.get("agent_error"), record.get("grading_error"),
+                                         scratch / "context")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "context.txt").write_text(context)
+    _, ap = write_skills(stage, scratch / stage, out, m, agent, model, agent_args, env, phases.Isolation(mode="none"),
+                         timeout, context)
+    return ap
 
 
 def main_grade(args: argparse.Namespace) -> int:

@@ -46,12 +46,23 @@ def test_no_artifact_store_fails_the_run_with_a_reason():
     assert C.get(patch.status.conditions, C.READY).reason == "NoArtifactStore"
 
 
-def test_non_baseline_modes_are_refused_on_the_cluster():
-    actions = decide_run(run_obs(mode="postskill"), CTX, 10)
+def test_a_single_mode_run_creates_trials_of_that_mode_with_plain_names():
+    actions = decide_run(run_obs(status=staged_status(("t1",)), trials=2, mode="postskill"), CTX, 10)
+    creates = [a for a in actions if isinstance(a, CreateTrial)]
+    assert sorted(a.name for a in creates) == ["r-t1-0", "r-t1-1"]
+    assert {a.spec.mode.value for a in creates} == {"postskill"}
+
+
+def test_a_run_of_several_modes_creates_tasks_times_modes_times_trials():
+    actions = decide_run(run_obs(status=staged_status(), trials=2, modes=["baseline", "preskill", "postskill"]),
+                         CTX, 10)
+    creates = {a.name: a.spec for a in actions if isinstance(a, CreateTrial)}
+    assert sorted(creates) == sorted(trial_name("r", t, i, m) for t in ("t1", "t2")
+                                     for m in ("baseline", "preskill", "postskill") for i in range(2))
+    assert creates["r-t1-preskill-1"].mode.value == "preskill" and creates["r-t1-preskill-1"].trial_index == 1
     patch = next(a for a in actions if isinstance(a, PatchRun))
-    assert patch.status.phase == RunPhase.FAILED
-    assert C.get(patch.status.conditions, C.READY).reason == "UnsupportedMode"
-    assert not any(isinstance(a, StageTasks) for a in actions)
+    assert patch.status.counts.total == 12 and patch.status.progress == "0/12"
+    assert "x 3 modes (baseline, preskill, postskill)" in C.get(patch.status.conditions, C.READY).message
 
 
 def test_staged_run_creates_tasks_times_trials():

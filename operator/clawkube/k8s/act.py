@@ -158,7 +158,9 @@ class Actuator:
             credentials_secret=store.credentials_secret if store else None,
             image_pull_policy=s.image_pull_policy, service_account=s.service_account,
             services=tuple(trial.spec.services) if a.role == "agent" else (),
-            runtime_class=s.agent_runtime_class, model_api_secret=s.model_api_secret)
+            runtime_class=s.agent_runtime_class, model_api_secret=s.model_api_secret, stage=a.stage,
+            skills_uri=a.skills_uri, first_run=a.first_run,
+            first_run_uri=a.agent_artifacts_uri if a.role == "agent" else None)
         manifest = agent_pod(params) if a.role == "agent" else grade_pod(params, a.agent_artifacts_uri or "")
         if self.kube.create_pod(run.namespace, manifest):
             self.metrics.pods_created.labels(run.namespace, run.name, a.role).inc()
@@ -212,8 +214,8 @@ class Actuator:
     # ---- metrics and events
     def _observe_transition(self, run: RunObs, trial: TrialObs, before: TrialStatus, after: TrialStatus) -> None:
         m, ns, name = self.metrics, run.namespace, run.name
-        for phase in ("agent", "grade"):
-            if phase in after.phase_seconds and after.phase_seconds.get(phase) != before.phase_seconds.get(phase):
+        for phase in after.phase_seconds:  # agent, grade and the stages of EvoClawBench modes
+            if after.phase_seconds.get(phase) != before.phase_seconds.get(phase):
                 m.phase_seconds.labels(phase).observe(after.phase_seconds[phase])
         if after.scheduled and not before.scheduled and trial.created_at is not None:
             m.phase_seconds.labels("queue").observe(max(0.0, (self.now - trial.created_at).total_seconds()))

@@ -29,7 +29,12 @@ class CreatePod:
     attempt: int
     grade_attempt: int = 0
     artifact_uri: Optional[str] = None  # where the pod uploads its --out
-    agent_artifacts_uri: Optional[str] = None  # grade pods: where the agent pod uploaded
+    # the artifacts of an agent run that this pod reads: grading pods grade them, summary pods summarise them
+    agent_artifacts_uri: Optional[str] = None
+    # agent pods: execution | authoring | first_run | summary; grading pods: execution | first_run
+    stage: str = "execution"
+    skills_uri: Optional[str] = None  # execution pods of PreSkill/PostSkill: the authored skills they start with
+    first_run: Optional[str] = None  # summary pods: JSON {score, agent_error, grading_error} of the first run
 
 
 @dataclass(frozen=True)

@@ -53,10 +53,12 @@ def failures(statuses: list[TrialStatus]) -> dict[str, int]:
     return out
 
 
-def run_summary(results: list[TrialResult], trials_per_task: int, task_ids: list[str]) -> Optional[dict[str, Any]]:
+def run_summary(results: list[TrialResult], trials_per_task: int, task_ids: list[str],
+                modes: Optional[list[str]] = None) -> Optional[dict[str, Any]]:
     """`clawkube.results.summary.summarize` as a JSON-ready dict (None when there is nothing finished yet)."""
     from ..results.summary import summarize  # lazily: the operator needs nothing else of results.summary
 
     if not results:
         return None
-    return json.loads(summarize(results, trials_per_task, planned_tasks=task_ids).model_dump_json())
+    summary = summarize(results, trials_per_task, planned_tasks=task_ids, planned_modes=modes)
+    return json.loads(summary.model_dump_json())

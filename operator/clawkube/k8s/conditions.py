@@ -14,6 +14,7 @@ SUCCEEDED = "Succeeded"
 BUDGET_EXHAUSTED = "BudgetExhausted"
 # TaskTrial (also SUCCEEDED)
 SCHEDULED = "Scheduled"
+SKILLS_READY = "SkillsReady"  # PreSkill/PostSkill: the skill-writing stages finished, the execution starts
 AGENT_FINISHED = "AgentFinished"
 GRADED = "Graded"
 ARTIFACTS_UPLOADED = "ArtifactsUploaded"

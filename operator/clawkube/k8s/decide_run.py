@@ -1,7 +1,7 @@
 """The per-run decision (pure): observed run + its trials + pods + granted slots + `now` -> actions.
 
 Order of business: validate the spec -> stage the tasks (once per generation) -> create the TaskTrials
-(tasks x trials) -> start queued trials within the slots granted and the budgets -> each trial's own
+(tasks x modes x trials) -> start queued trials within the slots granted and the budgets -> each trial's own
 state machine (decide_trial) -> the run's status (counts, aggregates, conditions) and events.
 """
 from __future__ import annotations
@@ -57,10 +57,6 @@ def decide_run(run: RunObs, ctx: RunContext, slots: int) -> list[Action]:
     s = run.status
     if run.spec is None:
         return _status(run, _failed(s, run, ctx, "InvalidSpec", run.spec_error))
-    if run.spec.mode != EvalMode.BASELINE:
-        return _status(run, _failed(s, run, ctx, "UnsupportedMode",
-                                    f"mode {run.spec.mode.value!r} runs on the local runner only "
-                                    f"(clawkube run --mode {run.spec.mode.value}); cluster trials run baseline"))
     if ctx.artifact_root is None:
         return _status(run, _failed(s, run, ctx, "NoArtifactStore",
                                     "spec.artifacts is not set and the operator has no default store "
@@ -74,22 +70,26 @@ def decide_run(run: RunObs, ctx: RunContext, slots: int) -> list[Action]:
     spec = run.spec
     actions: list[Action] = []
     by_name = {t.name: t for t in run.trials}
+    modes = spec.mode_list()
+    several = len(modes) > 1
     for ref in s.tasks:
-        for i in range(spec.trials):
-            name = trial_name(run.name, ref.id, i)
-            if name not in by_name:
-                actions.append(CreateTrial(name, TaskTrialSpec(
-                    run=run.name, task_id=ref.id, category=ref.category, task_format=ref.format, trial_index=i,
-                    content_hash=ref.content_hash, agent_bundle=ref.agent_bundle, grading_bundle=ref.grading_bundle,
-                    timeout_seconds=ref.timeout_seconds, grader_timeout_seconds=ref.grader_timeout_seconds,
-                    services=ref.services)))
+        for mode in modes:
+            for i in range(spec.trials):
+                name = trial_name(run.name, ref.id, i, mode if several else None)
+                if name not in by_name:
+                    actions.append(CreateTrial(name, TaskTrialSpec(
+                        run=run.name, task_id=ref.id, category=ref.category, task_format=ref.format, trial_index=i,
+                        content_hash=ref.content_hash, agent_bundle=ref.agent_bundle,
+                        grading_bundle=ref.grading_bundle, timeout_seconds=ref.timeout_seconds,
+                        grader_timeout_seconds=ref.grader_timeout_seconds, services=ref.services,
+                        mode=EvalMode(mode))))
 
     budget = budget_state(spec.budgets, [t.status.usage.plain() for t in run.trials])
     starts = 0 if budget.exhausted else max(0, min(slots, spec.parallelism - in_flight(run.trials)))
     chosen = {t.name for t in queued(run.trials)[:starts]}
     tctx = TrialContext(
         now=ctx.now, run=run.name, retry=spec.retry, artifact_root=ctx.artifact_root, harness=spec.agent.harness,
-        model=spec.agent.model, mode=spec.mode.value, timeout_override=spec.timeout_seconds,
+        model=spec.agent.model, several_modes=several, timeout_override=spec.timeout_seconds,
         pending_timeout=ctx.pending_timeout, agent_grace=ctx.agent_grace, grade_grace=ctx.grade_grace,
         slack=ctx.slack, upload_retry_seconds=ctx.upload_retry_seconds)
     after: dict[str, TrialStatus] = {t.name: t.status for t in run.trials}
@@ -102,7 +102,7 @@ def decide_run(run: RunObs, ctx: RunContext, slots: int) -> list[Action]:
 
     statuses = list(after.values())
     results = [trial_result(t, after[t.name], tctx) for t in run.trials if after[t.name].finished]
-    expected = len(s.tasks) * spec.trials
+    expected = len(s.tasks) * spec.trials * len(modes)
     budget_after = budget_state(spec.budgets, [st.usage.plain() for st in statuses])
     return actions + _status(run, _running_status(run, ctx, statuses, results, expected, budget_after))
 
@@ -115,8 +115,10 @@ def _running_status(run: RunObs, ctx: RunContext, statuses: list[TrialStatus], r
     all_done = len(statuses) == expected and all(st.finished for st in statuses)
     stopped = budget.exhausted and (c.running + c.grading) == 0
     done = (all_done or stopped) and uploaded
+    modes = spec.mode_list()
     conds = C.set_condition(s.conditions, C.READY, True, "Staged",
-                            f"{len(s.tasks)} tasks x {spec.trials} trials", now, gen)
+                            f"{len(s.tasks)} tasks x {spec.trials} trials" +
+                            (f" x {len(modes)} modes ({', '.join(modes)})" if len(modes) > 1 else ""), now, gen)
     conds = C.set_condition(conds, C.BUDGET_EXHAUSTED, budget.exhausted,
                             "LimitReached" if budget.exhausted else "WithinBudget", budget.message, now, gen)
     if done:
@@ -134,7 +136,7 @@ def _running_status(run: RunObs, ctx: RunContext, statuses: list[TrialStatus], r
         "progress": f"{c.succeeded + c.failed}/{expected}",
         "mean_score": aggregate.mean_score(statuses), "pass_rate": aggregate.pass_rate(statuses),
         "usage": UsageStatus.of(aggregate.total_usage(statuses)), "failures": aggregate.failures(statuses),
-        "summary": aggregate.run_summary(results, spec.trials, [t.id for t in s.tasks]),
+        "summary": aggregate.run_summary(results, spec.trials, [t.id for t in s.tasks], modes),
         "started_at": s.started_at or C.ts(now),
         "finished_at": (s.finished_at or C.ts(now)) if done else None,
     })

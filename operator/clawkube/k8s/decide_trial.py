@@ -1,8 +1,17 @@
 """The per-trial state machine (pure): observed trial + its pods + `now` -> actions.
 
-    queued --slot--> agent pod --terminated ok--> grading pod --score--> succeeded --> upload result
+    queued --slot--> [stages] --> agent pod --terminated ok--> grading pod --score--> succeeded --> upload result
                         |  deleted/evicted/stuck/overtime/error      |  grader error/pod lost
                         +--> retry (new attempt) or failed           +--> regrade or failed
+
+Stages (EvoClawBench modes, `STAGES`): before its graded execution an attempt runs, one pod each and in order,
+PreSkill `authoring`, or PostSkill `first_run` -> `first_run_grade` -> `summary`. Each stage's pod is created in
+the pass that sees the previous one terminated (the first one when the slot is granted); the execution pod then
+starts with the skills the last stage wrote (`skills_uri`). A stage's own verdict (agent error or timeout,
+grading error) is recorded in `status.stages` and the attempt goes on, as on the local runner; a stage pod that
+is lost, stuck, overtime or reports an infra error fails the attempt (a new attempt runs every stage again).
+The first run's grading pod is the firewall's too: the summary pod starts only after it, and it gets the
+first run's score and the first run's agent-side artifacts, never grader output.
 
 Invariants (table-tested): a grading pod is only created after the agent pod of the same attempt has
 terminated; a finished trial's outcome is never changed again (only ArtifactsUploaded may follow);
@@ -10,19 +19,27 @@ object names are deterministic, so a lost status write is re-derived from the po
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal, Optional
 
 from ..artifacts.uri import S3Uri
 from ..results.model import ErrorKind, TrialResult, TrialState
-from ..runspec import RetryPolicy
+from ..runspec import EvalMode, RetryPolicy
 from . import conditions as C
 from .actions import Action, CreatePod, DeletePod, Emit, PatchTrial, UploadResult
 from .model import AttemptRecord, ScoreStatus, TrialPhase, TrialStatus, UsageStatus
-from .names import agent_pod_name, grade_pod_name
+from .names import agent_pod_name, grade_pod_name, stage_pod_name
 from .observe import PodObs, TrialObs
-from .outcome import Failure, agent_outcome, grade_outcome
+from .outcome import Failure, agent_outcome, grade_outcome, stage_outcome
+
+FIRST_RUN, FIRST_RUN_GRADE = "first_run", "first_run_grade"
+STAGES: dict[EvalMode, tuple[str, ...]] = {
+    EvalMode.BASELINE: (),
+    EvalMode.PRESKILL: ("authoring",),
+    EvalMode.POSTSKILL: (FIRST_RUN, FIRST_RUN_GRADE, "summary"),
+}
 
 
 @dataclass(frozen=True)
@@ -33,7 +50,7 @@ class TrialContext:
     artifact_root: Optional[S3Uri] = None  # s3://bucket/<prefix>
     harness: str = "oracle"
     model: Optional[str] = None
-    mode: Optional[str] = None
+    several_modes: bool = False  # a run of several modes: artifacts under <task>/<mode>-<i>/
     timeout_override: Optional[int] = None
     pending_timeout: int = 600
     agent_grace: int = 300
@@ -56,7 +73,8 @@ def _folder(root: S3Uri, *parts: str) -> str:
 def trial_prefix(ctx: TrialContext, t: TrialObs) -> Optional[str]:
     if ctx.artifact_root is None:
         return None
-    return _folder(ctx.artifact_root, ctx.run, t.spec.task_id, str(t.spec.trial_index))
+    i = str(t.spec.trial_index)
+    return _folder(ctx.artifact_root, ctx.run, t.spec.task_id, f"{t.spec.mode.value}-{i}" if ctx.several_modes else i)
 
 
 def attempt_prefix(ctx: TrialContext, t: TrialObs, attempt: int, what: str) -> Optional[str]:
@@ -75,20 +93,92 @@ def decide_trial(t: TrialObs, pods: dict[str, PodObs], ctx: TrialContext, may_st
         return _upload_if_due(t, s, ctx)
     attempt = max(1, s.attempt)
     agent = pods.get(agent_pod_name(t.name, attempt))
+    stages = STAGES[t.spec.mode]
 
     if not s.scheduled:
-        if agent is not None:  # created, but the status write was lost: adopt the pod
-            return _patch(t, s, _scheduled(s, attempt, ctx.now), [])
+        n = _scheduled(s, attempt, ctx.now)
+        first = _next_pod(t, n, attempt, ctx)
+        if first.name in pods:  # created, but the status write was lost: adopt the pod
+            return _patch(t, s, n, [])
         if not may_start:
             return []
-        n = _scheduled(s, attempt, ctx.now)
-        create = CreatePod(trial=t.name, role="agent", name=agent_pod_name(t.name, attempt), attempt=attempt,
-                           artifact_uri=attempt_prefix(ctx, t, attempt, "agent"))
-        return [create, *_patch(t, s, n, [_event(t, "AgentStarted", f"attempt {attempt}: pod {create.name}")])]
+        started = "AgentStarted" if first.stage == "execution" else "StageStarted"
+        return [first, *_patch(t, s, n, [_event(t, started, f"attempt {attempt}: pod {first.name}")])]
 
     if s.agent is None:
+        if len(s.stages) < len(stages):
+            return _stage_phase(t, s, attempt, stages[len(s.stages)], pods, ctx)
         return _agent_phase(t, s, attempt, agent, pods, ctx)
     return _grade_phase(t, s, attempt, agent, pods, ctx)
+
+
+def _next_pod(t: TrialObs, s: TrialStatus, attempt: int, ctx: TrialContext) -> CreatePod:
+    """The pod that follows the stages recorded in `s`: the next stage's, or the graded execution's."""
+    stages = STAGES[t.spec.mode]
+    done = {st.name: st for st in s.stages}
+    if len(s.stages) == len(stages):
+        writer = stages[-1] if stages else None  # the stage whose skills the execution starts with
+        return CreatePod(trial=t.name, role="agent", name=agent_pod_name(t.name, attempt), attempt=attempt,
+                         artifact_uri=attempt_prefix(ctx, t, attempt, "agent"),
+                         skills_uri=f"{attempt_prefix(ctx, t, attempt, writer)}skills/" if writer and ctx.artifact_root
+                         else None)
+    stage = stages[len(s.stages)]
+    name, out = stage_pod_name(t.name, attempt, stage), attempt_prefix(ctx, t, attempt, stage)
+    if stage == FIRST_RUN_GRADE:
+        return CreatePod(trial=t.name, role="grade", name=name, attempt=attempt, artifact_uri=out, stage=FIRST_RUN,
+                         agent_artifacts_uri=attempt_prefix(ctx, t, attempt, FIRST_RUN))
+    if stage == "summary":
+        first, graded = done[FIRST_RUN], done[FIRST_RUN_GRADE]
+        record = {"score": graded.score.plain().model_dump(exclude={"details"}) if graded.score else None,
+                  "agent_error": first.error_message if first.error_kind else None,
+                  "grading_error": graded.error_message if graded.error_kind else None}
+        return CreatePod(trial=t.name, role="agent", name=name, attempt=attempt, artifact_uri=out, stage=stage,
+                         agent_artifacts_uri=attempt_prefix(ctx, t, attempt, FIRST_RUN),
+                         first_run=json.dumps(record, sort_keys=True))
+    return CreatePod(trial=t.name, role="agent", name=name, attempt=attempt, artifact_uri=out, stage=stage)
+
+
+def _stage_phase(t: TrialObs, s: TrialStatus, attempt: int, stage: str, pods: dict[str, PodObs],
+                 ctx: TrialContext) -> list[Action]:
+    """The current stage's pod (its creation was recorded with the previous stage, or at scheduling)."""
+    name = stage_pod_name(t.name, attempt, stage)
+    pod = pods.get(name)
+    grading = stage == FIRST_RUN_GRADE
+    if pod is None:
+        return _fail(t, s, ctx, "agent", Failure(ErrorKind.INFRA, "PodDeleted", f"{stage} pod {name} disappeared"))
+    if pod.done:
+        outcome, failure = stage_outcome(pod, stage)
+        outcome = outcome.model_copy(update={"seconds": _run_seconds(pod)})
+        base = s.model_copy(update={"usage": UsageStatus.of(s.usage.plain().add(outcome.usage.plain())),
+                                    "phase_seconds": {**s.phase_seconds, stage: outcome.seconds}})
+        if failure is not None:
+            return _fail(t, base, ctx, "agent", failure)
+        n = base.model_copy(update={"stages": [*s.stages, outcome],
+                                    "artifacts": {**s.artifacts, stage: attempt_prefix(ctx, t, attempt, stage) or ""}})
+        nxt = _next_pod(t, n, attempt, ctx)
+        n = n.model_copy(update={"phase": TrialPhase.GRADING if nxt.role == "grade" else TrialPhase.AGENT})
+        noted = f"; {outcome.error_kind.value}: {outcome.error_message}" if outcome.error_kind else ""
+        events = [_event(t, "StageFinished", f"attempt {attempt}: {stage} finished{noted}; next: pod {nxt.name}",
+                         "Warning" if outcome.error_kind else "Normal")]
+        if nxt.stage == "execution":
+            n = n.model_copy(update={"conditions": C.set_condition(
+                n.conditions, C.SKILLS_READY, True, "SkillsWritten",
+                f"attempt {attempt}: {stage} finished{noted}; the execution starts with its skills", ctx.now)})
+        return [nxt, PatchTrial(t.name, s, n), *events]
+    if pod.deleting:
+        return _fail(t, s, ctx, "agent", Failure(ErrorKind.INFRA, "PodDeleted",
+                                                 f"{stage} pod {name} is being deleted ({pod.reason or 'no reason'})"))
+    stuck = _stuck(pod, ctx)
+    if stuck:
+        return [DeletePod(t.name, name, "PodStuck"),
+                *_fail(t, s, ctx, "agent", Failure(ErrorKind.INFRA, "PodStuck", stuck))]
+    limit = ctx.grade_deadline(t) if grading else ctx.agent_deadline(t)
+    if _overtime(pod, limit + ctx.slack, ctx.now):
+        kind = ErrorKind.GRADING_ERROR if grading else ErrorKind.AGENT_TIMEOUT
+        return [DeletePod(t.name, name, "DeadlineExceeded"),
+                *_fail(t, s, ctx, "agent", Failure(kind, "DeadlineExceeded",
+                                                   f"{stage} pod ran past {limit}s (operator clock)"))]
+    return []
 
 
 def _agent_phase(t: TrialObs, s: TrialStatus, attempt: int, pod: Optional[PodObs], pods: dict[str, PodObs],
@@ -167,11 +257,36 @@ def _succeed(t: TrialObs, before: TrialStatus, s: TrialStatus, score: ScoreStatu
     conds = C.set_condition(s.conditions, C.GRADED, True, "Scored", f"score {score.score:.3f}", ctx.now)
     conds = C.set_condition(conds, C.SUCCEEDED, True, "Passed" if score.passed else "Graded",
                             f"score {score.score:.3f} (passed: {score.passed})", ctx.now)
+    score = score.model_copy(update={"details": {**score.details, **mode_details(t, s)}})
     n = s.model_copy(update={"state": TrialState.SUCCEEDED, "phase": TrialPhase.DONE, "score": score,
                              "finished_at": C.ts(ctx.now), "conditions": conds,
                              "error_kind": None, "error_message": None})
     actions = _patch(t, before, n, [_event(t, "Graded", f"score {score.score:.3f}, passed: {score.passed}")])
     return actions + _upload_if_due(t, n, ctx)
+
+
+def mode_details(t: TrialObs, s: TrialStatus) -> dict:
+    """The score details the local runner gives (lifecycle/trial.py): the mode, usage by phase and of the graded
+    execution alone, the execution's skills report, and each stage's outcome."""
+    execution = s.agent.usage.plain().model_dump() if s.agent else {}
+    stages = {st.name: st for st in s.stages}
+    details: dict = {"mode": t.spec.mode.value, "execution_usage": execution,
+                     "phase_usage": {**{st.name: st.usage.plain().model_dump() for st in s.stages
+                                        if st.name != FIRST_RUN_GRADE}, "execution": execution}}
+    if s.agent is not None and s.agent.skills is not None:
+        skills = s.agent.skills
+        details["skills"] = skills
+        details["skills_mutated"] = bool(skills.get("mutated", any(skills.get("mutations", {}).values())))
+    for name in ("authoring", "summary"):
+        if name in stages:
+            details[f"{name}_error"] = stages[name].error_message if stages[name].error_kind else None
+    if FIRST_RUN in stages:
+        first, graded = stages[FIRST_RUN], stages.get(FIRST_RUN_GRADE)
+        details["first_run"] = {
+            "score": graded.score.plain().model_dump() if graded and graded.score else None,
+            "grading_error": graded.error_message if graded and graded.error_kind else None,
+            "agent_error": first.error_message if first.error_kind else None, "skills": first.skills}
+    return details
 
 
 def _fail(t: TrialObs, s: TrialStatus, ctx: TrialContext, phase: Literal["agent", "grade"],
@@ -188,7 +303,7 @@ def _fail(t: TrialObs, s: TrialStatus, ctx: TrialContext, phase: Literal["agent"
         tries = f"{failures[f.kind.value]}/{limit} {f.kind.value} failures"
         if phase == "agent":
             n = base.model_copy(update={
-                "attempt": attempt + 1, "scheduled": False, "agent": None, "grade_attempt": 0,
+                "attempt": attempt + 1, "scheduled": False, "stages": [], "agent": None, "grade_attempt": 0,
                 "grade_scheduled": False, "state": TrialState.PENDING, "phase": TrialPhase.QUEUED,
                 "conditions": C.set_condition(s.conditions, C.SCHEDULED, False, "Retrying",
                                               f"attempt {attempt} failed ({f.reason}: {f.message}); {tries}", ctx.now)})
@@ -238,7 +353,7 @@ def trial_result(t: TrialObs, s: TrialStatus, ctx: TrialContext) -> TrialResult:
         error_message=s.error_message, score=s.score.plain() if s.score else None, usage=s.usage.plain(),
         phase_seconds=s.phase_seconds, started_at=s.scheduled_at, finished_at=s.finished_at,
         artifacts={k: v for k, v in s.artifacts.items()}, firewall="pod", agent=ctx.harness, model=ctx.model,
-        mode=ctx.mode)
+        mode=t.spec.mode.value)
 
 
 def _fold(t: TrialObs, actions: list[Action]) -> list[Action]:

@@ -6,6 +6,7 @@ Names (labels) - the Helm chart / Grafana dashboard rely on these. `model` and `
     clawkube_trial_failures_total{namespace,run,error_kind}  counter  trials failed for good, by ErrorKind
     clawkube_trial_retries_total{namespace,run,error_kind}   counter  failed attempts that were retried
     clawkube_trial_phase_seconds{phase}                  histogram queue | agent | grade | total
+                                                                   | authoring | first_run | first_run_grade | summary
     clawkube_trial_score{namespace,run,category}         histogram score of each graded trial (0..1)
     clawkube_run_mean_score{namespace,run,model,harness} gauge     mean score over graded trials
     clawkube_run_pass_rate{namespace,run,model,harness}  gauge     passed / finished

@@ -12,7 +12,7 @@ from typing import Any, Literal, Optional
 from pydantic import Field
 
 from ..results.model import ErrorKind, Score, TrialState, Usage
-from ..runspec import _Camel
+from ..runspec import EvalMode, _Camel
 from ..tasks.model import ServiceSpec
 
 GROUP = "clawkube.io"
@@ -115,6 +115,7 @@ class TaskTrialSpec(_Camel):
     timeout_seconds: int = Field(ge=1)
     grader_timeout_seconds: int = Field(ge=1)
     services: list[ServiceSpec] = Field(default_factory=list)  # mock services: sidecars of the agent pod
+    mode: EvalMode = EvalMode.BASELINE  # EvoClawBench mode: the stages each attempt runs (decide_trial.py)
 
 
 class AgentOutcome(_Camel):
@@ -126,6 +127,21 @@ class AgentOutcome(_Camel):
     error_kind: Optional[ErrorKind] = None
     error_message: Optional[str] = None
     finished_at: Optional[str] = None
+    skills: Optional[dict[str, Any]] = None  # skill files hashed as the execution started + its mutations
+
+
+class StageOutcome(_Camel):
+    """A finished stage of the current attempt before its graded execution (PreSkill/PostSkill modes):
+    `authoring`, `first_run`, `first_run_grade` or `summary`. What the stage's own process reported (an agent
+    error or timeout, a grading error) is recorded here and the attempt goes on, as on the local runner."""
+
+    name: str
+    usage: UsageStatus = Field(default_factory=UsageStatus)
+    error_kind: Optional[ErrorKind] = None
+    error_message: Optional[str] = None
+    score: Optional[ScoreStatus] = None  # first_run_grade: the first run's score
+    skills: Optional[dict[str, Any]] = None  # first_run: its skills report
+    seconds: float = 0.0
 
 
 class AttemptRecord(_Camel):
@@ -156,6 +172,7 @@ class TrialStatus(_Camel):
     failures: dict[str, int] = Field(default_factory=dict)  # failed attempts by error kind
     history: list[AttemptRecord] = Field(default_factory=list)
     conditions: list[Condition] = Field(default_factory=list)
+    stages: list[StageOutcome] = Field(default_factory=list)  # finished stages of the current attempt (modes)
     agent: Optional[AgentOutcome] = None  # of the current attempt
     score: Optional[ScoreStatus] = None
     usage: UsageStatus = Field(default_factory=UsageStatus)  # summed over all attempts

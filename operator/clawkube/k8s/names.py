@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Optional
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGER = "clawkube"
@@ -10,6 +11,7 @@ L_RUN = "clawkube.io/run"
 L_TRIAL = "clawkube.io/trial"
 L_TASK = "clawkube.io/task"
 L_ROLE = "clawkube.io/role"  # agent | grade | agent-bundle | grading-bundle
+L_STAGE = "clawkube.io/stage"  # execution | authoring | first_run | summary (pods)
 L_ATTEMPT = "clawkube.io/attempt"
 
 _MAX = 253
@@ -36,8 +38,10 @@ def label_value(text: str) -> str:
     return s
 
 
-def trial_name(run: str, task_id: str, trial_index: int) -> str:
-    return f"{run}-{slug(task_id)}-{trial_index}"[:_MAX]
+def trial_name(run: str, task_id: str, trial_index: int, mode: Optional[str] = None) -> str:
+    """`<run>-<task>-<i>`; in a run of several modes `<run>-<task>-<mode>-<i>`."""
+    middle = f"{slug(task_id)}-{mode}" if mode else slug(task_id)
+    return f"{run}-{middle}-{trial_index}"[:_MAX]
 
 
 def bundle_name(run: str, task_id: str, role: str) -> str:
@@ -47,6 +51,15 @@ def bundle_name(run: str, task_id: str, role: str) -> str:
 
 def agent_pod_name(trial: str, attempt: int) -> str:
     return f"{trial}-a{attempt}-agent"
+
+
+STAGE_POD_SUFFIX = {"authoring": "author", "first_run": "first", "first_run_grade": "first-grade",
+                    "summary": "summary"}
+
+
+def stage_pod_name(trial: str, attempt: int, stage: str) -> str:
+    """The pod of a stage before the graded execution (PreSkill/PostSkill modes)."""
+    return f"{trial}-a{attempt}-{STAGE_POD_SUFFIX[stage]}"
 
 
 def grade_pod_name(trial: str, attempt: int, grade_attempt: int) -> str:

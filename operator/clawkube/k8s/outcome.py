@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ..results.model import ErrorKind, Usage
 from .conditions import ts
-from .model import AgentOutcome, ScoreStatus, UsageStatus
+from .model import AgentOutcome, ScoreStatus, StageOutcome, UsageStatus
 from .observe import PodObs
 
 
@@ -59,7 +59,7 @@ def agent_outcome(pod: PodObs) -> tuple[AgentOutcome, Optional[Failure]]:
         msg = {**msg, "error_kind": "infra", "error_message": f"bad usage in termination message: {e}"}
     out = AgentOutcome(exit_code=msg.get("exit_code"), timed_out=bool(msg.get("timed_out")), usage=usage,
                        error_kind=_kind(msg.get("error_kind")), error_message=msg.get("error_message"),
-                       finished_at=finished)
+                       finished_at=finished, skills=msg["skills"] if isinstance(msg.get("skills"), dict) else None)
     if out.timed_out and out.error_kind is None:
         out = out.model_copy(update={"error_kind": ErrorKind.AGENT_TIMEOUT})
     if out.error_kind is None and msg.get("upload_error"):  # the grading pod could not fetch the workspace
@@ -85,3 +85,23 @@ def grade_outcome(pod: PodObs) -> tuple[Optional[ScoreStatus], Optional[Failure]
     kind = kind or ErrorKind.GRADING_ERROR
     return None, Failure(kind, "GradingError" if kind == ErrorKind.GRADING_ERROR else "Infra",
                          msg.get("error_message") or "grading pod reported no score")
+
+
+def stage_outcome(pod: PodObs, stage: str) -> tuple[StageOutcome, Optional[Failure]]:
+    """A terminated stage pod (decide_trial.STAGES): the stage's own verdict (an agent error or timeout, a
+    grading error), reported in its termination message, is recorded and is no failure; a pod that gave no
+    message, or reported an infra error, fails the attempt."""
+    reported = pod.terminated is not None and pod.terminated.message is not None
+    if stage == "first_run_grade":
+        score, failure = grade_outcome(pod)
+        if failure is None:
+            return StageOutcome(name=stage, score=score), None
+        if reported and failure.kind == ErrorKind.GRADING_ERROR:
+            return StageOutcome(name=stage, error_kind=failure.kind, error_message=failure.message), None
+        return StageOutcome(name=stage), failure
+    out, failure = agent_outcome(pod)
+    rec = StageOutcome(name=stage, usage=out.usage, error_kind=out.error_kind, error_message=out.error_message,
+                       skills=out.skills)
+    if failure is None or (reported and failure.kind in (ErrorKind.AGENT_ERROR, ErrorKind.AGENT_TIMEOUT)):
+        return rec, None
+    return rec, failure

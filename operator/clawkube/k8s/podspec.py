@@ -11,6 +11,12 @@ workspace/transcript to the grading pod through the artifact store (CLAWKUBE_ART
     grading pod <trial>-a<N>-grade[-G]  init "unpack": grading bundle ConfigMap -> /clawkube/grading
                                         main "grade":  clawkube pod grade --grading --agent-artifacts --out
 
+EvoClawBench stages (decide_trial.STAGES) are agent pods with `--stage`: `<trial>-a<N>-author` (PreSkill
+authoring), `-first` (PostSkill first run, with the task's services), `-summary` (gets the first run's agent
+artifacts URI and its score as CLAWKUBE_FIRST_RUN_URI / CLAWKUBE_FIRST_RUN), and a grading pod `-first-grade`
+for the first run. The graded execution of those modes gets CLAWKUBE_SKILLS_URI: the skills its last stage wrote.
+Skill-writing stages get no service sidecars (they see no task files and no services).
+
 Every container has a read-only root filesystem: /tmp (also HOME: uid 65534 cannot write the image's HOME)
 and the /clawkube folders are emptyDirs; service sidecars get their own /tmp.
 Agent pods only: `runtimeClassName` (PodParams.runtime_class, e.g. gVisor) and the model API Secret as env of
@@ -28,7 +34,7 @@ from ..runspec import BenchmarkRunSpec
 from ..services import sidecars
 from ..tasks.model import ServiceSpec
 from .model import API_VERSION, TaskTrialSpec
-from .names import L_ATTEMPT, L_ROLE, trial_labels
+from .names import L_ATTEMPT, L_ROLE, L_STAGE, trial_labels
 
 BUNDLE_KEY = "bundle.tar.gz"
 ROOT = "/clawkube"
@@ -56,6 +62,10 @@ class PodParams:
     services: tuple[ServiceSpec, ...] = ()  # the task's mock services: sidecars of the agent pod
     runtime_class: Optional[str] = None  # agent pods' runtimeClassName
     model_api_secret: Optional[str] = None  # Secret -> env (envFrom) of the agent container
+    stage: str = "execution"  # agent pods: execution | authoring | first_run | summary
+    skills_uri: Optional[str] = None  # execution pods of PreSkill/PostSkill: the authored skills
+    first_run_uri: Optional[str] = None  # summary pods: the first run's agent artifacts
+    first_run: Optional[str] = None  # summary pods: JSON of the first run's score and errors
 
 
 def _s3_env(p: PodParams) -> list[dict[str, Any]]:
@@ -111,7 +121,8 @@ def _pod(p: PodParams, role: str, bundle_cm: str, bundle_dir: str, argv: list[st
     }
     if p.service_account:
         spec["serviceAccountName"] = p.service_account
-    labels = {**trial_labels(p.spec.run, p.trial, p.spec.task_id), L_ROLE: role, L_ATTEMPT: str(p.attempt)}
+    labels = {**trial_labels(p.spec.run, p.trial, p.spec.task_id), L_ROLE: role, L_ATTEMPT: str(p.attempt),
+              L_STAGE: p.stage.replace("_", "-")}
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {
@@ -128,22 +139,28 @@ def agent_pod(p: PodParams) -> dict[str, Any]:
     a = p.run_spec.agent
     argv = ["clawkube", "pod", "agent", "--bundle", f"{ROOT}/bundle", "--workspace", f"{ROOT}/work/workspace",
             "--out", f"{ROOT}/out", "--harness", a.harness]
+    if p.stage != "execution":
+        argv += ["--stage", p.stage]
     if a.model:
         argv += ["--model", a.model]
     env = [{"name": "CLAWKUBE_TRIAL", "value": p.trial}, {"name": "CLAWKUBE_ATTEMPT", "value": str(p.attempt)},
-           {"name": "CLAWKUBE_MODE", "value": p.run_spec.mode.value},
+           {"name": "CLAWKUBE_MODE", "value": p.spec.mode.value},
            {"name": "CLAWKUBE_ERROR_INJECTION_RATE", "value": str(p.run_spec.error_injection_rate)},
            {"name": "CLAWKUBE_SEED", "value": str(p.run_spec.seed)}]
     if p.run_spec.timeout_seconds:
         env.append({"name": "CLAWKUBE_TIMEOUT_SECONDS", "value": str(p.run_spec.timeout_seconds)})
     if a.args:
         env.append({"name": "CLAWKUBE_AGENT_ARGS", "value": json.dumps(a.args, sort_keys=True)})
+    for name, value in (("CLAWKUBE_SKILLS_URI", p.skills_uri), ("CLAWKUBE_FIRST_RUN_URI", p.first_run_uri),
+                        ("CLAWKUBE_FIRST_RUN", p.first_run)):
+        if value:
+            env.append({"name": name, "value": value})
     pod = _pod(p, "agent", p.spec.agent_bundle, f"{ROOT}/bundle", argv, env + _s3_env(p))
     if p.runtime_class:
         pod["spec"]["runtimeClassName"] = p.runtime_class
     if p.model_api_secret and _calls_a_model(a.harness):
         pod["spec"]["containers"][0]["envFrom"] = [{"secretRef": {"name": p.model_api_secret}}]
-    if p.services:
+    if p.services and p.stage in ("execution", "first_run"):
         _add_service_sidecars(pod, p)
     return pod
 

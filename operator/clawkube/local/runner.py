@@ -202,7 +202,7 @@ class LocalRunner:
             if self.progress is not None:
                 self.progress.write("\n")
         results = sorted(self._results.values(), key=_key)
-        summary = summarize(results, self.spec.trials, planned_tasks=[t.id for t in tasks])
+        summary = summarize(results, self.spec.trials, planned_tasks=[t.id for t in tasks], planned_modes=self.modes)
         (self.out / "summary.json").write_text(summary.model_dump_json(indent=1))
         return RunOutcome(summary=summary, results=results, task_errors=task_errors,
                           skipped_budget=self._skipped_budget, firewall=self.mode, out=self.out)

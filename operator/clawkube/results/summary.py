@@ -325,12 +325,12 @@ def _mode_order(mode: str) -> tuple:
 
 
 def summarize(results: list[TrialResult], trials_per_task: int,
-              planned_tasks: Optional[list[str]] = None) -> RunSummary:
+              planned_tasks: Optional[list[str]] = None, planned_modes: Optional[list[str]] = None) -> RunSummary:
     """Summarise a run's trial results.
 
     `planned_tasks` (task ids) counts tasks with no result yet as planned-but-not-finished; without it the planned
-    tasks are those that have a result. Per-category counts cover tasks with at least one result (a task's
-    category is only known from its results). Raises ValueError for a result outside the plan.
+    tasks are those that have a result; `planned_modes` likewise for the evaluation modes. Per-category counts
+    cover tasks with at least one result (a task's category is only known from its results). Raises ValueError for a result outside the plan.
     """
     if trials_per_task < 1:
         raise ValueError(f"trials_per_task must be >= 1, got {trials_per_task}")
@@ -338,7 +338,7 @@ def summarize(results: list[TrialResult], trials_per_task: int,
     seen = _latest(results, trials_per_task, set(planned) if planned is not None else None)
     finished = [r for r in seen if r.state in _FINISHED]
     task_ids = planned if planned is not None else list(dict.fromkeys(r.task_id for r in seen))
-    modes = sorted({_mode(r) for r in seen} or {BASELINE}, key=_mode_order)
+    modes = sorted({_mode(r) for r in seen} | set(planned_modes or []) or {BASELINE}, key=_mode_order)
     per_task = trials_per_task * len(modes)
     with_execution = any(execution_usage(r) is not None for r in finished)
 
