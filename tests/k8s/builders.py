@@ -15,10 +15,11 @@ def at(seconds: float) -> datetime:
     return T0 + timedelta(seconds=seconds)
 
 
-def spec(task: str = "t1", index: int = 0, timeout: int = 60, grader_timeout: int = 30, run: str = "r") -> TaskTrialSpec:
+def spec(task: str = "t1", index: int = 0, timeout: int = 60, grader_timeout: int = 30, run: str = "r",
+         mode: str = "baseline") -> TaskTrialSpec:
     return TaskTrialSpec(run=run, task_id=task, category="demo", task_format="wildclawbench", trial_index=index,
                          content_hash="h", agent_bundle=f"{run}-{task}-agent", grading_bundle=f"{run}-{task}-grading",
-                         timeout_seconds=timeout, grader_timeout_seconds=grader_timeout)
+                         timeout_seconds=timeout, grader_timeout_seconds=grader_timeout, mode=mode)
 
 
 def trial(name: str = "r-t1-0", status: Optional[TrialStatus] = None, **spec_kw: Any) -> TrialObs:
@@ -34,7 +35,7 @@ def pod(name: str, phase: str = "Pending", created: float = 0, started: Optional
         term = Terminated(exit_code=exit_code if exit_code is not None else 0, reason=term_reason, message=message,
                           raw_message="" if message is None else "json",
                           finished_at=at(finished if finished is not None else (started or created) + 10))
-    role = "grade" if "-grade" in name else "agent"
+    role = "grade" if "grade" in name.rsplit("-a", 1)[-1] else "agent"
     return PodObs(name=name, role=role, phase=phase, created_at=at(created),
                   started_at=at(started) if started is not None else None, deleting=deleting, reason=reason,
                   terminated=term)

@@ -27,6 +27,7 @@ from typing import Literal, Optional
 from ..artifacts.uri import S3Uri
 from ..results.model import ErrorKind, TrialResult, TrialState
 from ..runspec import EvalMode, RetryPolicy
+from ..skills.context import GRADING_FAILED
 from . import conditions as C
 from .actions import Action, CreatePod, DeletePod, Emit, PatchTrial, UploadResult
 from .model import AttemptRecord, ScoreStatus, TrialPhase, TrialStatus, UsageStatus
@@ -131,7 +132,7 @@ def _next_pod(t: TrialObs, s: TrialStatus, attempt: int, ctx: TrialContext) -> C
         first, graded = done[FIRST_RUN], done[FIRST_RUN_GRADE]
         record = {"score": graded.score.plain().model_dump(exclude={"details"}) if graded.score else None,
                   "agent_error": first.error_message if first.error_kind else None,
-                  "grading_error": graded.error_message if graded.error_kind else None}
+                  "grading_error": GRADING_FAILED if graded.error_kind else None}  # never the grader's message
         return CreatePod(trial=t.name, role="agent", name=name, attempt=attempt, artifact_uri=out, stage=stage,
                          agent_artifacts_uri=attempt_prefix(ctx, t, attempt, FIRST_RUN),
                          first_run=json.dumps(record, sort_keys=True))
