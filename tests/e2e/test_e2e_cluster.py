@@ -6,6 +6,8 @@ scraping the operator, and the chart's Grafana dashboard + alert rules evaluated
              (3 without services + claw-mail-reply, whose mail service is a sidecar of the agent pod)
     chaos    an oracle run during which the test deletes a running agent pod, SIGKILLs the operator and restarts
              it, and makes S3 refuse connections for a while; every trial must be accounted for exactly once
+    modes    baseline, PreSkill and PostSkill of an EvoClawBench task in one run: every stage a real pod, each
+             started only after the one before it terminated; skills handed over through S3
     metrics  every PromQL query of charts/clawkube/dashboards/clawkube.json returns data; every alert rule of the
              chart's PrometheusRule loads and evaluates (ClawkubeOperatorDown fired while the operator was dead)
 
@@ -122,9 +124,10 @@ class Stack:
         return self.core.list_namespaced_pod(self.ns, label_selector=sel).items
 
     def create_run(self, name: str, harness: str, *, trials: int = 1, parallelism: int = 4,
-                   args: Optional[dict] = None, retry: Optional[dict] = None, ids: Optional[list[str]] = None) -> None:
+                   args: Optional[dict] = None, retry: Optional[dict] = None, ids: Optional[list[str]] = None,
+                   tasks: Optional[dict] = None, modes: Optional[list[str]] = None) -> None:
         spec: dict[str, Any] = {
-            "tasks": {"configMap": "tasks"}, "agent": {"harness": harness, **({"args": args} if args else {})},
+            "tasks": tasks or {"configMap": "tasks"}, "agent": {"harness": harness, **({"args": args} if args else {})},
             "trials": trials, "parallelism": parallelism, "resources": {"cpu": "200m", "memory": "256Mi"},
             "artifacts": {"bucket": BUCKET, "prefix": PREFIX, "endpoint": self.s3.endpoint, "region": REGION,
                           "credentialsSecret": "s3"}}
@@ -132,6 +135,8 @@ class Stack:
             spec["retry"] = retry
         if ids:
             spec["selector"] = {"ids": ids}
+        if modes:
+            spec["modes"] = modes
         manifest = {"apiVersion": f"{G}/{V}", "kind": "BenchmarkRun", "metadata": {"name": name}, "spec": spec}
         _kubectl(self.kubeconfig, "apply", "-n", self.ns, "-f", "-", input=json.dumps(manifest))  # as a user would
 
@@ -303,13 +308,14 @@ def check_pods_and_firewall(st: Stack, run: str, trials: list[dict[str, Any]]) -
     assert not any(c.endswith("-grading") for c in bundles_in_agent_pods), bundles_in_agent_pods
 
 
-def check_artifacts(st: Stack, run: str, trials: list[dict[str, Any]]) -> None:
+def check_artifacts(st: Stack, run: str, trials: list[dict[str, Any]], several_modes: bool = False) -> None:
     """S3 holds each trial's result.json (= its status), its score, and the agent's and grader's outputs; every
     version of result.json says the same (a retried upload never rewrote a result)."""
     s3 = st.s3.client()
     for t in trials:
         spec, status = t["spec"], t["status"]
-        base = f"{PREFIX}/{run}/{spec['taskId']}/{spec['trialIndex']}/"
+        folder = f"{spec['mode']}-{spec['trialIndex']}" if several_modes else str(spec["trialIndex"])
+        base = f"{PREFIX}/{run}/{spec['taskId']}/{folder}/"
         keys = set(st.s3.keys(BUCKET, base))
         result = st.s3_json(base + "result.json")
         assert result["state"] == status["state"] and result["attempt"] == status["attempt"]
@@ -471,6 +477,56 @@ def test_chaos_run_accounts_for_every_trial_once(stack: Stack):
     assert run["counts"]["succeeded"] == 8 and run["passRate"] == 1.0
     st.notes["chaos_history"] = {n: [h["reason"] for h in s.get("history")] for n, s in by_name.items() if s.get("history")}
     log(f"chaos: retries by trial: {st.notes['chaos_history']}")
+
+
+def _main_finished(pod) -> datetime:
+    main = pod.spec.containers[0].name
+    return next(cs.state.terminated.finished_at for cs in pod.status.container_statuses if cs.name == main)
+
+
+def test_evoclaw_modes_run_stage_by_stage_on_real_pods(stack: Stack):
+    """One BenchmarkRun of baseline, PreSkill and PostSkill (EvoClawBench) with a scripted agent that writes a
+    skill when asked to and uses it when it finds it: every stage is a real pod, each starts only after the one
+    before it terminated, and the skills reach the graded execution through S3."""
+    from tests.test_skill_modes import EXECUTE, PARTIAL, TASK, WRITE_SKILL
+
+    st = stack
+    t0 = time.monotonic()
+    essay = "fixtures/evoclaw/evo-word-stats/essay.txt"
+    tasks = {"inline": [{"name": "evo-word-stats.md", "content": Path(TASK.source_path).read_text()},
+                        {"name": essay, "content": (REPO / essay).read_text()}]}
+    st.create_run("modes", "script", args={"commands": EXECUTE, "authoring_commands": WRITE_SKILL}, tasks=tasks,
+                  modes=["baseline", "preskill", "postskill"], parallelism=3)
+    run = st.wait_finished("modes", timeout=420)["status"]
+    st.recorder.wait_quiet()
+    log(f"modes run finished in {time.monotonic() - t0:.0f}s")
+    assert run["phase"] == "Succeeded", run
+    trials = st.trials("modes")
+    by_mode = {t["spec"]["mode"]: t for t in trials}
+    assert set(by_mode) == {"baseline", "preskill", "postskill"}
+    base, pre, post = (by_mode[m]["status"] for m in ("baseline", "preskill", "postskill"))
+    assert base["score"]["score"] == pytest.approx(PARTIAL) and pre["score"]["score"] == 1.0, (base, pre)
+    assert post["score"]["score"] == 1.0 and post["score"]["details"]["first_run"]["score"]["score"] == PARTIAL, post
+    assert run["summary"]["by_mode"]["postskill"]["vs_baseline"]["score"] == pytest.approx(1.0 / PARTIAL)
+
+    pods = {p.metadata.name: p for p in st.pods("modes")}
+    chains = {"preskill": ["author", "agent", "grade"], "postskill": ["first", "first-grade", "summary", "agent", "grade"]}
+    for mode, chain in chains.items():
+        name = by_mode[mode]["metadata"]["name"]
+        order = [pods[f"{name}-a1-{suffix}"] for suffix in chain]
+        for before, after in zip(order, order[1:]):  # each stage only after the one before it terminated
+            assert after.metadata.creation_timestamp >= _main_finished(before), (
+                f"{after.metadata.name} created {after.metadata.creation_timestamp}, before "
+                f"{before.metadata.name} finished {_main_finished(before)}")
+    summary = pods[f"{by_mode['postskill']['metadata']['name']}-a1-summary"]
+    assert not any(c.endswith("-grading") for c in _volumes_configmaps(summary))
+    check_pods_and_firewall(st, "modes", trials)
+    check_artifacts(st, "modes", trials, several_modes=True)
+    check_accounted_once(st, "modes", trials, expected=3)
+    keys = set(st.s3.keys(BUCKET, f"{PREFIX}/modes/{TASK.id}/postskill-0/a1/"))
+    for rel in ("first_run/workspace.tar.gz", "first_run_grade/score.json", "summary/context.txt",
+                "summary/skills/word-stats/solve.sh", "agent/skills.json"):
+        assert f"{PREFIX}/modes/{TASK.id}/postskill-0/a1/{rel}" in keys, (rel, sorted(keys))
 
 
 def test_dashboard_and_alert_queries_return_data(stack: Stack):
