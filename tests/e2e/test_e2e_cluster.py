@@ -531,7 +531,7 @@ def test_evoclaw_modes_run_stage_by_stage_on_real_pods(stack: Stack):
 
 def test_dashboard_and_alert_queries_return_data(stack: Stack):
     st = stack
-    for needed in ("oracle", "chaos"):  # selected alone: the runs this test reads must exist
+    for needed in ("oracle", "chaos", "modes"):  # selected alone: the runs this test reads must exist
         try:
             st.run(needed)
         except Exception:

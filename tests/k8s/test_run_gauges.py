@@ -71,3 +71,27 @@ def test_score_series_leave_out_unknown_values():
     summary = {"overall": {"pass_at_k": {"1": 0.5, "2": None}, "pass_hat_k": {}}, "by_category": {"x": {"mean_score": None}}}
     assert score_series("ns", "r", "", "oracle", None, None, summary) == {
         ("pass_at_k", ("ns", "r", "", "oracle", "1")): 0.5}
+
+
+def test_mode_gauges_give_each_modes_score_and_ratios_against_baseline():
+    from clawkube.results.model import Usage
+
+    def result(mode: str, i: int, score: float, tokens: int, execution: int) -> TrialResult:
+        return TrialResult(task_id="a", trial_index=i, state=TrialState.SUCCEEDED, attempt=1, category="demo",
+                           task_format="evoclawbench", mode=mode, usage=Usage(total_tokens=tokens),
+                           score=Score(score=score, passed=score >= 0.75,
+                                       details={"execution_usage": Usage(total_tokens=execution).model_dump()}))
+    results = [result("baseline", 0, 0.4, 100, 100), result("baseline", 1, 0.4, 100, 100),
+               result("postskill", 0, 1.0, 300, 50), result("postskill", 1, 0.8, 300, 50)]
+    summary = summarize(results, 2).model_dump(mode="json")
+    rec, reg = _reconciler()
+    rec._gauges(run_obs(agent={"harness": "codex", "model": "gpt-x"}, trials=2),
+                [PatchRun(before=RunStatus(), status=_status(False, summary))])
+    get = reg.get_sample_value
+    assert get("clawkube_run_mode_mean_score", {**WHO, "mode": "postskill"}) == 0.9
+    assert get("clawkube_run_mode_mean_score", {**WHO, "mode": "baseline"}) == 0.4
+    ratio = {**WHO, "mode": "postskill"}
+    assert abs(get("clawkube_run_mode_ratio", {**ratio, "usage": "end_to_end", "what": "score"}) - 2.25) < 1e-9
+    assert get("clawkube_run_mode_ratio", {**ratio, "usage": "end_to_end", "what": "tokens"}) == 3.0
+    assert get("clawkube_run_mode_ratio", {**ratio, "usage": "execution", "what": "tokens"}) == 0.5
+    assert get("clawkube_run_mode_ratio", {**ratio, "usage": "end_to_end", "what": "cost"}) is None  # 0 / 0

@@ -12,6 +12,10 @@ Names (labels) - the Helm chart / Grafana dashboard rely on these. `model` and `
     clawkube_run_pass_rate{namespace,run,model,harness}  gauge     passed / finished
     clawkube_run_pass_at_k{namespace,run,model,harness,k}   gauge  pass@k (unbiased; k = 1..trials), from the summary
     clawkube_run_pass_hat_k{namespace,run,model,harness,k}  gauge  pass^k (all k pass), from the summary
+    clawkube_run_mode_mean_score{namespace,run,model,harness,mode}  gauge  EvoClawBench runs of several modes: each mode's
+                                                                           mean score (failed trials count 0)
+    clawkube_run_mode_ratio{namespace,run,model,harness,mode,usage,what}  gauge  a mode vs baseline; usage: end_to_end |
+                                                                           execution; what: score | tokens | cost | time
     clawkube_run_budget_exhausted{namespace,run}         gauge     1 while the BudgetExhausted condition is True, else 0
     clawkube_tokens_total{namespace,run,kind}            counter   tokens of finished agent attempts: input|output|total
     clawkube_cost_usd_total{namespace,run}               counter   cost of finished agent attempts
@@ -52,6 +56,10 @@ class Metrics:
         self.pass_rate = Gauge("clawkube_run_pass_rate", "Passed / finished trials", run_score, **r)
         self.pass_at_k = Gauge("clawkube_run_pass_at_k", "pass@k over the run's tasks", [*run_score, "k"], **r)
         self.pass_hat_k = Gauge("clawkube_run_pass_hat_k", "pass^k over the run's tasks", [*run_score, "k"], **r)
+        self.mode_mean = Gauge("clawkube_run_mode_mean_score", "Mean score of one evaluation mode of the run",
+                               [*run_score, "mode"], **r)
+        self.mode_ratio = Gauge("clawkube_run_mode_ratio", "An evaluation mode's score/usage over baseline's",
+                                [*run_score, "mode", "usage", "what"], **r)
         self.budget_exhausted = Gauge("clawkube_run_budget_exhausted", "1 while the run's budget is spent",
                                       ["namespace", "run"], **r)
         self.tokens = Counter("clawkube_tokens", "Tokens of finished agent attempts", ["namespace", "run", "kind"], **r)

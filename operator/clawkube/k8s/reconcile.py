@@ -144,6 +144,13 @@ def score_series(ns: str, run: str, model: str, harness: str, mean_score: Option
     for cat, metrics in (summary.get("by_category") or {}).items():
         if metrics.get("mean_score") is not None:
             out[("category_mean", (ns, run, cat))] = metrics["mean_score"]
+    for mode, ms in (summary.get("by_mode") or {}).items():  # EvoClawBench: several modes in one run
+        if (ms.get("metrics") or {}).get("mean_score") is not None:
+            out[("mode_mean", (*who, mode))] = ms["metrics"]["mean_score"]
+        for usage, key in (("end_to_end", "vs_baseline"), ("execution", "vs_baseline_execution")):
+            for what, value in (ms.get(key) or {}).items():
+                if value is not None:
+                    out[("mode_ratio", (*who, mode, usage, what))] = value
     return out
 
 
