@@ -501,11 +501,13 @@ def test_dashboard_covers_sweep_views():
     panels = [p for p in dash["panels"] if p["type"] != "row"]
     assert len({p["id"] for p in dash["panels"]}) == len(dash["panels"]), "panel ids must be unique"
     rows = {p["title"] for p in dash["panels"] if p["type"] == "row"}
-    assert rows == {"Progress", "Scores", "Errors", "Phase durations", "Tokens and cost", "Operator health"}
+    assert rows == {"Progress", "Scores", "Errors", "Phase durations", "Tokens and cost", "Operator health",
+                    "EvoClawBench modes"}
     titles = {p["title"] for p in panels}
     for wanted in ("Trials by state", "Score by category", "Score by run (model)", "Pass rate (pass@1) by run",
                    "Errors by kind", "Phase duration p50 / p95", "Tokens per minute", "Cost by run", "Operator up",
-                   "Reconcile errors", "Reconcile latency", "pass@k by run", "pass^k by run", "Runs with budget spent"):
+                   "Reconcile errors", "Reconcile latency", "pass@k by run", "pass^k by run", "Runs with budget spent",
+                   "Mean score by mode", "Mode vs baseline"):
         assert wanted in titles, f"dashboard lacks the panel {wanted!r}"
     for p in panels:
         assert p["targets"] and all(metric_names(t["expr"]) for t in p["targets"]), f"panel {p['title']!r}"
