@@ -30,8 +30,7 @@ from .lifecycle import phases, workspace
 from .lifecycle.hardening import harden_process
 from .lifecycle.scoring import GradingError
 from .lifecycle.trial import task_env
-from .results.model import ErrorKind
-from .results.model import Score
+from .results.model import ErrorKind, Score
 from .services import sidecars
 from .services.command import agent_env as service_env
 from .services.sidecars import SidecarServices
