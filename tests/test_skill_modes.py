@@ -183,3 +183,28 @@ def test_first_run_context_is_bounded_and_names_the_outcome(tmp_path: Path):
     assert "step 29" in text and "step 0\n" not in text and "Final message: finished" in text
     assert "more chars" in text  # the 5000-char file is clipped
     assert grade_summary(None, "grading_error: boom") == "Outcome: not graded (grading_error: boom)."
+
+
+def test_spec_modes_run_several_modes_and_the_cli_mode_flag_wins(tmp_path: Path):
+    from clawkube.cli import build_spec, parser
+
+    base = BenchmarkRunSpec(tasks=TaskSource(path=str(REPO / "tasks" / "evoclaw")),
+                            selector=TaskSelector(ids=[TASK.id]), trials=1, agent=AgentSpec(harness="nop"))
+    spec = base.model_copy(update={"modes": [EvalMode.BASELINE, EvalMode.POSTSKILL]})
+    assert spec.mode_list() == ["baseline", "postskill"] and base.mode_list() == ["baseline"]
+    assert LocalRunner(spec, tmp_path / "o", progress=None).modes == ["baseline", "postskill"]
+    run_yaml = tmp_path / "run.yaml"
+    run_yaml.write_text(json.dumps({"tasks": {"path": str(REPO / "tasks")}, "modes": ["preskill", "postskill"]}))
+    assert build_spec(parser().parse_args(["run", str(run_yaml)])).mode_list() == ["preskill", "postskill"]
+    for flag, want in (("all", ["baseline", "preskill", "postskill"]), ("baseline", ["baseline"])):
+        assert build_spec(parser().parse_args(["run", str(run_yaml), "--mode", flag])).mode_list() == want
+
+
+@pytest.mark.parametrize("body, problem", [
+    ({"modes": ["baseline", "baseline"]}, "names a mode twice"),
+    ({"mode": "preskill", "modes": ["baseline", "postskill"]}, "is not among modes"),
+    ({"modes": ["fast"]}, "Input should be"),
+])
+def test_spec_modes_are_validated(body, problem):
+    with pytest.raises(ValueError, match=problem):
+        BenchmarkRunSpec.model_validate({"tasks": {"path": "x"}, **body})
