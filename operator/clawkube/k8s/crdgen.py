@@ -118,6 +118,7 @@ def benchmarkrun_crd() -> dict[str, Any]:
         _column("Mean", ".status.meanScore", "number", description="mean score over graded trials"),
         _column("Agent", ".spec.agent.harness", priority=1),
         _column("Model", ".spec.agent.model", priority=1),
+        _column("Modes", ".spec.modes", priority=1, description="EvoClawBench modes (empty: spec.mode)"),
         _column("Age", ".metadata.creationTimestamp", "date"),
     ])
 
@@ -127,6 +128,7 @@ def tasktrial_crd() -> dict[str, Any]:
         _column("Run", ".spec.run"),
         _column("Task", ".spec.taskId"),
         _column("Trial", ".spec.trialIndex", "integer"),
+        _column("Mode", ".spec.mode", priority=1),
         _column("State", ".status.state"),
         _column("Phase", ".status.phase"),
         _column("Attempt", ".status.attempt", "integer"),
