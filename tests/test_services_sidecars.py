@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -119,10 +120,26 @@ def test_pod_agent_drives_the_sidecars(tmp_path: Path, pod_layout, monkeypatch):
     assert proc.returncode == 0
 
 
-def test_pod_agent_refuses_skill_modes(tmp_path: Path, pod_layout, monkeypatch):
+def test_pod_agent_authoring_stage_starts_no_service_and_uploads_only_skills(tmp_path: Path, pod_layout, monkeypatch):
+    """A skill-writing stage pod (PreSkill authoring): the task's services are not used, the workspace is empty
+    scratch, and --out holds the transcript and the skills it wrote."""
     bdir, token_file, proc = pod_layout
-    monkeypatch.setenv("CLAWKUBE_MODE", "preskill")
+    commands = ['ls -A | wc -l',
+                'mkdir -p "$CLAWKUBE_SKILLS_DIR/todo" && echo "close t1" > "$CLAWKUBE_SKILLS_DIR/todo/SKILL.md"',
+                'env | grep -c _API_URL; true']
+    monkeypatch.setenv("CLAWKUBE_AGENT_ARGS", json.dumps({"authoring_commands": commands}))
+    monkeypatch.setenv(sidecars.TOKEN_ENV, str(token_file))
     monkeypatch.delenv("CLAWKUBE_ARTIFACT_URI", raising=False)
-    pod.main_agent(_pod_args(tmp_path, bdir))
+    args = _pod_args(tmp_path, bdir)
+    args.stage = "authoring"
+    assert pod.main_agent(args) == 0
     summary = json.loads((tmp_path / "termination-log").read_text())
-    assert summary["error_kind"] == "infra" and "runs on the local runner only" in summary["error_message"]
+    assert summary["stage"] == "authoring" and summary["error_kind"] is None, summary
+    out = tmp_path / "out"
+    assert (out / "skills" / "todo" / "SKILL.md").read_text() == "close t1\n"
+    assert not (out / "workspace.tar.gz").exists() and not (out / "audit").exists()
+    events = [json.loads(x) for x in (out / "transcript.jsonl").read_text().splitlines()]
+    assert "preparing reusable skills" in events[0]["content"]
+    assert [e["content"].strip() for e in events if e["type"] == "tool_result"] == ["0", "", "0"]
+    time.sleep(0.5)
+    assert proc.poll() is None  # the sidecar was left alone: never handed a token, reset or shut down
