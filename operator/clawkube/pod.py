@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .agents.registry import get_agent
+from .artifacts.grants import READ_ENV, UPLOAD_ENV, get_files, post_folder
 from .lifecycle import bundle as bundles
 from .lifecycle import phases, workspace
 from .lifecycle.hardening import harden_process
@@ -50,7 +51,7 @@ def _store_for(uri: str):
     u = S3Uri.parse(uri)
     cfg = StoreConfig(bucket=u.bucket, prefix=u.key, endpoint=os.environ.get("AWS_ENDPOINT_URL_S3")
                       or os.environ.get("AWS_ENDPOINT_URL"), region=os.environ.get("AWS_DEFAULT_REGION"))
-    return S3Store(cfg, attempts=int(os.environ.get("CLAWKUBE_S3_ATTEMPTS", "5")))
+    return S3Store(cfg, attempts=_attempts())
 
 
 def upload_folder(folder: Path, uri: str) -> list[str]:
@@ -61,10 +62,27 @@ def upload_folder(folder: Path, uri: str) -> list[str]:
     return keys
 
 
+def _grants(name: str) -> Any:
+    value = os.environ.get(name)
+    return json.loads(value) if value else None
+
+
+def _attempts() -> int:
+    return int(os.environ.get("CLAWKUBE_S3_ATTEMPTS", "5"))
+
+
 def fetch_folder(source: str, dest: Path, required: bool = True) -> None:
     """Copy an agent's artifacts (s3://... prefix or a local folder) into dest; an empty source is an error
-    unless not `required`."""
+    unless not `required`. With read grants ($CLAWKUBE_READ_GRANTS) an s3 source is read through them only."""
     dest.mkdir(parents=True, exist_ok=True)
+    reads = _grants(READ_ENV)
+    if reads is not None and source.startswith("s3://"):
+        if source not in reads:
+            raise FileNotFoundError(f"no read grant for {source}")
+        if not reads[source] and required:
+            raise FileNotFoundError(f"no agent artifacts under {source}")
+        get_files(reads[source], dest, attempts=_attempts())
+        return
     if not source.startswith("s3://"):
         if Path(source).is_dir() or required:
             shutil.copytree(source, dest, dirs_exist_ok=True)
@@ -121,7 +139,11 @@ def _upload(out: Path, summary: dict[str, Any]) -> None:
     if not uri:
         return
     try:
-        upload_folder(out, uri)
+        grant = _grants(UPLOAD_ENV)
+        if grant is not None:  # presigned: the pod holds no store credentials
+            post_folder(out, grant, attempts=_attempts())
+        else:
+            upload_folder(out, uri)
         summary["artifacts"] = uri
     except Exception as e:  # the verdict still reaches the operator through the termination message
         summary["upload_error"] = f"{type(e).__name__}: {e}"

@@ -46,11 +46,20 @@ def test_baseline_preskill_postskill_in_one_run(cluster, bucket, s3, s3_server, 
         name = trials[mode]["metadata"]["name"]
         mine = sorted((p for p in pods if p.startswith(name + "-a1-")),
                       key=lambda p: pods[p]["metadata"]["creationTimestamp"] + p)
-        assert {p[len(name) + 4:] for p in mine} == set(suffixes), (mode, mine)
+        assert {p[len(name) + 4:] for p in mine} == set(suffixes), (mode, mine, trials[mode]["status"].get("errorMessage"))
+    for p in pods.values():  # agent-role pods: presigned grants instead of the store's credentials
+        names = {e["name"] for e in p["spec"]["containers"][0]["env"]}
+        agent_role = p["metadata"]["labels"]["clawkube.io/role"] == "agent"
+        assert ("AWS_SECRET_ACCESS_KEY" in names) != agent_role, p["metadata"]["name"]
+        assert ("CLAWKUBE_UPLOAD_GRANT" in names) == agent_role, p["metadata"]["name"]
     summary_pod = pods[f"{trials['postskill']['metadata']['name']}-a1-summary"]
     assert "grading" not in json.dumps(summary_pod["spec"]["volumes"])  # never a grading bundle
     env = {e["name"]: e.get("value") for e in summary_pod["spec"]["containers"][0]["env"]}
     assert env["CLAWKUBE_FIRST_RUN_URI"].endswith("/postskill-0/a1/first_run/")
+    reads = json.loads(env["CLAWKUBE_READ_GRANTS"])  # exactly the first run's agent artifacts, nothing graded
+    assert list(reads) == [env["CLAWKUBE_FIRST_RUN_URI"]] and "transcript.jsonl" in reads[env["CLAWKUBE_FIRST_RUN_URI"]]
+    grant = json.loads(env["CLAWKUBE_UPLOAD_GRANT"])
+    assert grant["prefix"].endswith("/postskill-0/a1/summary/")
 
     base, pre, post = (trials[m]["status"] for m in ("baseline", "preskill", "postskill"))
     assert base["score"]["score"] == pytest.approx(PARTIAL), logs  # no skills: the partial answer

@@ -96,6 +96,28 @@ class S3Store:
                 return keys
             token = resp.get("NextContinuationToken")
 
+    def upload_grant(self, prefix: str, seconds: int) -> dict[str, Any]:
+        """A presigned POST that lets its holder write any key under `prefix`, and nothing else, for `seconds`
+        (`{url, fields, prefix}`: POST a multipart form of `fields`, `key` = prefix + path, then `file`)."""
+        try:
+            post = self._client.generate_presigned_post(self.config.bucket, prefix + "${filename}",
+                                                        Conditions=[["starts-with", "$key", prefix]],
+                                                        ExpiresIn=seconds)
+        except (BotoCoreError, ClientError) as e:
+            raise ArtifactError(f"presign an upload to s3://{self.config.bucket}/{prefix}: {e}") from e
+        return {"url": post["url"], "fields": post["fields"], "prefix": prefix}
+
+    def read_grants(self, prefix: str, seconds: int) -> dict[str, str]:
+        """Presigned GET URLs of every object under `prefix`, keyed by their path relative to it."""
+        out: dict[str, str] = {}
+        for key in self.list(prefix):
+            try:
+                out[key[len(prefix):]] = self._client.generate_presigned_url(
+                    "get_object", Params={"Bucket": self.config.bucket, "Key": key}, ExpiresIn=seconds)
+            except (BotoCoreError, ClientError) as e:
+                raise ArtifactError(f"presign a read of s3://{self.config.bucket}/{key}: {e}") from e
+        return out
+
     def _retry(self, what: str, call: Callable[[], T]) -> T:
         last: Exception | None = None
         for i in range(self.attempts):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional
@@ -13,7 +14,7 @@ from typing import Any, Optional
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from ..artifacts import ArtifactError, S3Store
+from ..artifacts import ArtifactError, S3Store, S3Uri
 from ..results.model import TrialState
 from ..runspec import ArtifactStore
 from ..settings import Settings
@@ -161,9 +162,21 @@ class Actuator:
             runtime_class=s.agent_runtime_class, model_api_secret=s.model_api_secret, stage=a.stage,
             skills_uri=a.skills_uri, first_run=a.first_run,
             first_run_uri=a.agent_artifacts_uri if a.role == "agent" else None)
+        if a.role == "agent" and s.presigned_grants and store is not None and a.artifact_uri:
+            params = self._with_grants(run.namespace, store, params, [a.skills_uri, params.first_run_uri])
         manifest = agent_pod(params) if a.role == "agent" else grade_pod(params, a.agent_artifacts_uri or "")
         if self.kube.create_pod(run.namespace, manifest):
             self.metrics.pods_created.labels(run.namespace, run.name, a.role).inc()
+
+    def _with_grants(self, ns: str, store_spec: ArtifactStore, p: PodParams, reads: list[Optional[str]]) -> PodParams:
+        """Presigned grants for an agent-role pod: POST under its own artifact prefix, GET of each object it reads;
+        valid while the pod may still be pending or running."""
+        s3 = self._store(ns, store_spec)
+        seconds = p.deadline_seconds + self.settings.pending_timeout_seconds + self.settings.deadline_slack_seconds
+        upload = s3.upload_grant(S3Uri.parse(p.artifact_uri or "").key, seconds)
+        grants = {uri: s3.read_grants(S3Uri.parse(uri).key, seconds) for uri in reads if uri}
+        return replace(p, upload_grant=json.dumps(upload, sort_keys=True),
+                       read_grants=json.dumps(grants, sort_keys=True) if grants else None)
 
     def _pod_rejected(self, run: RunObs, trial: TrialObs, a: CreatePod, e: ApiException, rv: dict[str, str]) -> None:
         """The API refused the pod (admission, quota, invalid spec): say so on the trial; the next pass retries."""

@@ -3,7 +3,9 @@
 The firewall on the cluster: the agent pod mounts only the task's agent bundle ConfigMap; the grading
 bundle (grader code, ground truth) is mounted only by the grading pod, which the operator creates after
 the agent pod has terminated. Neither pod gets a service-account token. The agent pod hands its
-workspace/transcript to the grading pod through the artifact store (CLAWKUBE_ARTIFACT_URI).
+workspace/transcript to the grading pod through the artifact store (CLAWKUBE_ARTIFACT_URI). Agent-role pods get
+presigned grants instead of the store's credentials (CLAWKUBE_UPLOAD_GRANT: write under their own prefix only;
+CLAWKUBE_READ_GRANTS: the objects they read), so nothing in them can read other trials' or grading output.
 
     agent pod   <trial>-a<N>-agent      init "unpack": agent bundle ConfigMap -> /clawkube/bundle
                                         main "agent":  clawkube pod agent --bundle --workspace --out ...
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..agents.registry import get_agent
+from ..artifacts import grants
 from ..runspec import BenchmarkRunSpec
 from ..services import sidecars
 from ..tasks.model import ServiceSpec
@@ -66,6 +69,10 @@ class PodParams:
     skills_uri: Optional[str] = None  # execution pods of PreSkill/PostSkill: the authored skills
     first_run_uri: Optional[str] = None  # summary pods: the first run's agent artifacts
     first_run: Optional[str] = None  # summary pods: JSON of the first run's score and errors
+    # agent-role pods (Settings.presigned_grants): JSON of a presigned POST under artifact_uri, and of presigned GET
+    # URLs of what the pod reads ({s3 uri: {relative path: url}}); with them the pod gets no store credentials
+    upload_grant: Optional[str] = None
+    read_grants: Optional[str] = None
 
 
 def _s3_env(p: PodParams) -> list[dict[str, Any]]:
@@ -76,7 +83,11 @@ def _s3_env(p: PodParams) -> list[dict[str, Any]]:
         env += [{"name": "AWS_ENDPOINT_URL", "value": p.endpoint}, {"name": "AWS_ENDPOINT_URL_S3", "value": p.endpoint}]
     if p.region:
         env.append({"name": "AWS_DEFAULT_REGION", "value": p.region})
-    if p.credentials_secret:
+    if p.upload_grant:  # presigned: no credentials in the pod
+        env.append({"name": grants.UPLOAD_ENV, "value": p.upload_grant})
+        if p.read_grants:
+            env.append({"name": grants.READ_ENV, "value": p.read_grants})
+    elif p.credentials_secret:
         env += [{"name": k, "valueFrom": {"secretKeyRef": {"name": p.credentials_secret, "key": k}}}
                 for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")]
     return env

@@ -147,8 +147,8 @@ def score_series(ns: str, run: str, model: str, harness: str, mean_score: Option
     for mode, ms in (summary.get("by_mode") or {}).items():  # EvoClawBench: several modes in one run
         if (ms.get("metrics") or {}).get("mean_score") is not None:
             out[("mode_mean", (*who, mode))] = ms["metrics"]["mean_score"]
-        for usage, key in (("end_to_end", "vs_baseline"), ("execution", "vs_baseline_execution")):
-            for what, value in (ms.get(key) or {}).items():
+        for usage, field in (("end_to_end", "vs_baseline"), ("execution", "vs_baseline_execution")):
+            for what, value in (ms.get(field) or {}).items():
                 if value is not None:
                     out[("mode_ratio", (*who, mode, usage, what))] = value
     return out
