@@ -54,6 +54,7 @@
 {{- include "clawkube.optionalEnv" (list "CLAWKUBE_DEADLINE_SLACK_SECONDS" $v.operator.deadlineSlackSeconds) }}
 {{- include "clawkube.optionalEnv" (list "CLAWKUBE_UPLOAD_RETRY_SECONDS" $v.artifacts.uploadRetrySeconds) }}
 {{- include "clawkube.optionalEnv" (list "CLAWKUBE_S3_ATTEMPTS" $v.artifacts.s3Attempts) }}
+{{- include "clawkube.optionalEnv" (list "CLAWKUBE_PRESIGNED_GRANTS" $v.artifacts.presignedGrants) }}
 {{- with $v.artifacts.credentialsSecret }}
 # The operator itself reads task sources and results from the default store.
 - name: AWS_ACCESS_KEY_ID
