@@ -51,7 +51,9 @@ def test_run_end_to_end(cluster, bucket, s3, s3_server, operator_factory):
         assert pod["spec"]["automountServiceAccountToken"] is False
         env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
         assert env["CLAWKUBE_ARTIFACT_URI"]["value"].startswith(f"s3://{bucket}/bench/r1/")
-        assert env["AWS_ACCESS_KEY_ID"]["valueFrom"]["secretKeyRef"]["name"] == "s3-creds"
+        assert "AWS_ACCESS_KEY_ID" not in env and "AWS_SECRET_ACCESS_KEY" not in env  # presigned grants instead
+        grant = json.loads(env["CLAWKUBE_UPLOAD_GRANT"]["value"])
+        assert "s3://" + bucket + "/" + grant["prefix"] == env["CLAWKUBE_ARTIFACT_URI"]["value"]
     assert cluster.pods("grade") == []
 
     # a running agent pod: still no grading pod
@@ -76,6 +78,8 @@ def test_run_end_to_end(cluster, bucket, s3, s3_server, operator_factory):
             assert len(cm_volumes) == 1 and cm_volumes[0].endswith("-grading")
             args = pod["spec"]["containers"][0]["command"]
             assert args[args.index("--agent-artifacts") + 1].endswith("/a1/agent/")
+            env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
+            assert env["AWS_ACCESS_KEY_ID"]["valueFrom"]["secretKeyRef"]["name"] == "s3-creds"  # grading pods
             score = 0.5 if "alpha" in name else 1.0
             scores[name] = score
             cluster.terminate(name, grade_msg(score))
