@@ -226,3 +226,29 @@ def test_a_pass_survives_an_unreachable_apiserver():
     report = Reconciler(Kube(ApiClient(cfg)), Settings(namespaces=["x"]), Metrics(reg)).run_once()
     assert report.runs == 0
     assert reg.get_sample_value("clawkube_reconcile_errors_total", {"namespace": "x", "stage": "gather"}) == 1
+
+
+def test_api_calls_without_their_own_timeout_get_a_bounded_one(monkeypatch, tmp_path):
+    """A hung API connection fails its call (HTTPError, a retried pass) instead of stalling the reconcile loop."""
+    from kubernetes.client import rest
+
+    from clawkube.k8s.kube import REQUEST_TIMEOUT, api_client
+    from clawkube.settings import Settings
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n")
+    seen = []
+
+    def fake_request(self, method, url, **kw):
+        seen.append(kw.get("_request_timeout"))
+        raise rest.ApiException(status=418, reason="seen")
+    monkeypatch.setattr(rest.RESTClientObject, "request", fake_request)
+    from kubernetes.client import CoreV1Api
+    core = CoreV1Api(api_client(Settings(kubeconfig=str(kubeconfig))))
+    for call in (lambda: core.list_namespaced_pod("ns"), lambda: core.list_namespaced_pod("ns", _request_timeout=3)):
+        with pytest.raises(rest.ApiException):
+            call()
+    assert seen == [REQUEST_TIMEOUT, 3]

@@ -15,6 +15,16 @@ from .model import GROUP, RUNS, TRIALS, VERSION
 from .names import MANAGED_BY, MANAGER
 
 
+# (connect, read) seconds of every API call that does not set its own: one hung connection (an apiserver restart
+# mid-request, a half-open TCP connection) must fail that call, not stall the single reconcile loop for good
+REQUEST_TIMEOUT = (10.0, 120.0)
+
+
+class _BoundedApiClient(ApiClient):
+    def call_api(self, *args: Any, _request_timeout: Any = None, **kwargs: Any):
+        return super().call_api(*args, _request_timeout=_request_timeout or REQUEST_TIMEOUT, **kwargs)
+
+
 def api_client(settings: Settings) -> ApiClient:
     cfg = kubernetes.client.Configuration()
     if settings.kubeconfig:
@@ -24,7 +34,7 @@ def api_client(settings: Settings) -> ApiClient:
             kubernetes.config.load_incluster_config(client_configuration=cfg)
         except kubernetes.config.ConfigException:
             kubernetes.config.load_kube_config(client_configuration=cfg)
-    return ApiClient(cfg)
+    return _BoundedApiClient(cfg)
 
 
 # objects per LIST page: a pass holds one page of raw objects at a time, never the whole namespace
