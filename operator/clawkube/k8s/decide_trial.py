@@ -166,20 +166,9 @@ def _stage_phase(t: TrialObs, s: TrialStatus, attempt: int, stage: str, pods: di
                 n.conditions, C.SKILLS_READY, True, "SkillsWritten",
                 f"attempt {attempt}: {stage} finished{noted}; the execution starts with its skills", ctx.now)})
         return [nxt, PatchTrial(t.name, s, n), *events]
-    if pod.deleting:
-        return _fail(t, s, ctx, "agent", Failure(ErrorKind.INFRA, "PodDeleted",
-                                                 f"{stage} pod {name} is being deleted ({pod.reason or 'no reason'})"))
-    stuck = _stuck(pod, ctx)
-    if stuck:
-        return [DeletePod(t.name, name, "PodStuck"),
-                *_fail(t, s, ctx, "agent", Failure(ErrorKind.INFRA, "PodStuck", stuck))]
-    limit = ctx.grade_deadline(t) if grading else ctx.agent_deadline(t)
-    if _overtime(pod, limit + ctx.slack, ctx.now):
-        kind = ErrorKind.GRADING_ERROR if grading else ErrorKind.AGENT_TIMEOUT
-        return [DeletePod(t.name, name, "DeadlineExceeded"),
-                *_fail(t, s, ctx, "agent", Failure(kind, "DeadlineExceeded",
-                                                   f"{stage} pod ran past {limit}s (operator clock)"))]
-    return []
+    return _unfinished(t, s, ctx, pod, "agent", stage, ctx.grade_deadline(t) if grading else ctx.agent_deadline(t),
+                       ErrorKind.GRADING_ERROR if grading else ErrorKind.AGENT_TIMEOUT,
+                       f"{stage} pod {name} is being deleted ({pod.reason or 'no reason'})")
 
 
 def _agent_phase(t: TrialObs, s: TrialStatus, attempt: int, pod: Optional[PodObs], pods: dict[str, PodObs],
@@ -204,17 +193,8 @@ def _agent_phase(t: TrialObs, s: TrialStatus, attempt: int, pod: Optional[PodObs
         grading = _grade_phase(t, n, attempt, pod, pods, ctx)
         return _fold(t, [PatchTrial(t.name, s, n),
                          _event(t, "AgentFinished", f"attempt {attempt} finished, grading next"), *grading])
-    if pod.deleting:
-        return _fail(t, s, ctx, "agent", Failure(ErrorKind.INFRA, "PodDeleted",
-                                                 f"agent pod {pod.name} is being deleted ({pod.reason or 'no reason'})"))
-    stuck = _stuck(pod, ctx)
-    if stuck:
-        return [DeletePod(t.name, pod.name, "PodStuck"), *_fail(t, s, ctx, "agent", Failure(ErrorKind.INFRA, "PodStuck", stuck))]
-    if _overtime(pod, ctx.agent_deadline(t) + ctx.slack, ctx.now):
-        return [DeletePod(t.name, pod.name, "DeadlineExceeded"),
-                *_fail(t, s, ctx, "agent", Failure(ErrorKind.AGENT_TIMEOUT, "DeadlineExceeded",
-                                                   f"agent pod ran past {ctx.agent_deadline(t)}s (operator clock)"))]
-    return []
+    return _unfinished(t, s, ctx, pod, "agent", "agent", ctx.agent_deadline(t), ErrorKind.AGENT_TIMEOUT,
+                       f"agent pod {pod.name} is being deleted ({pod.reason or 'no reason'})")
 
 
 def _grade_phase(t: TrialObs, s: TrialStatus, attempt: int, agent: Optional[PodObs], pods: dict[str, PodObs],
@@ -242,15 +222,24 @@ def _grade_phase(t: TrialObs, s: TrialStatus, attempt: int, agent: Optional[PodO
         if failure is not None:
             return _fail(t, base, ctx, "grade", failure)
         return _succeed(t, s, base, score, ctx)
+    return _unfinished(t, s, ctx, pod, "grade", "grading", ctx.grade_deadline(t), ErrorKind.GRADING_ERROR,
+                       f"grading pod {name} is being deleted")
+
+
+def _unfinished(t: TrialObs, s: TrialStatus, ctx: TrialContext, pod: PodObs, phase: Literal["agent", "grade"],
+                what: str, limit: int, late: ErrorKind, deleted: str) -> list[Action]:
+    """A pod that has not finished (agent, grading or stage pod): being deleted, stuck Pending past the pending
+    timeout, or running past `limit` + slack on the operator's clock each fail it (the last two delete it too)."""
     if pod.deleting:
-        return _fail(t, s, ctx, "grade", Failure(ErrorKind.INFRA, "PodDeleted", f"grading pod {name} is being deleted"))
+        return _fail(t, s, ctx, phase, Failure(ErrorKind.INFRA, "PodDeleted", deleted))
     stuck = _stuck(pod, ctx)
     if stuck:
-        return [DeletePod(t.name, name, "PodStuck"), *_fail(t, s, ctx, "grade", Failure(ErrorKind.INFRA, "PodStuck", stuck))]
-    if _overtime(pod, ctx.grade_deadline(t) + ctx.slack, ctx.now):
-        return [DeletePod(t.name, name, "DeadlineExceeded"),
-                *_fail(t, s, ctx, "grade", Failure(ErrorKind.GRADING_ERROR, "DeadlineExceeded",
-                                                   f"grading pod ran past {ctx.grade_deadline(t)}s (operator clock)"))]
+        return [DeletePod(t.name, pod.name, "PodStuck"),
+                *_fail(t, s, ctx, phase, Failure(ErrorKind.INFRA, "PodStuck", stuck))]
+    if _overtime(pod, limit + ctx.slack, ctx.now):
+        return [DeletePod(t.name, pod.name, "DeadlineExceeded"),
+                *_fail(t, s, ctx, phase, Failure(late, "DeadlineExceeded",
+                                                 f"{what} pod ran past {limit}s (operator clock)"))]
     return []
 
 
