@@ -41,11 +41,37 @@ class TaskSelector(_Camel):
     tags: list[str] = Field(default_factory=list)
 
 
+class SecretRef(_Camel):
+    """A key of a Kubernetes Secret in the run's namespace."""
+
+    name: str = Field(min_length=1)
+    key: str = Field(min_length=1)
+
+
+class ModelApi(_Camel):
+    """Where model requests go: an OpenAI- or Anthropic-compatible endpoint and its key.
+
+    The key is never written into the spec: locally it is read from the environment variable `apiKeyEnv`,
+    on a cluster from `apiKeySecret`. Each harness adapter maps this to its own mechanism (flags, env, config).
+    """
+
+    base_url: Optional[str] = None  # e.g. http://127.0.0.1:8765/v1; unset: the harness's own default
+    api_key_env: Optional[str] = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    api_key_secret: Optional[SecretRef] = None
+
+
+class JudgeSpec(ModelApi):
+    """The LLM judge graders may call (every benchmark): grading processes and pods only, never the agent."""
+
+    model: str = Field(min_length=1)
+
+
 class AgentSpec(_Camel):
     harness: str = "oracle"  # oracle | nop | script | openclaw | claude-code | codex | hermes | nanobot
     model: Optional[str] = None
     image: Optional[str] = None  # cluster: the agent-runner image
     args: dict[str, Any] = Field(default_factory=dict)  # adapter options, e.g. script commands
+    api: Optional[ModelApi] = None  # the model API the harness talks to (base URL, key); unset: harness default
 
 
 # Kubernetes quantities, as the trial pods' requests = limits: cpu in cores (1, 0.5) or millicores (500m);
@@ -120,6 +146,7 @@ class BenchmarkRunSpec(_Camel):
     modes: list[EvalMode] = Field(default_factory=list)
     error_injection_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     seed: int = 0
+    judge: Optional[JudgeSpec] = None  # LLM judge for graders; unset: judge-dependent trials are grading errors
 
 
     @model_validator(mode="after")
