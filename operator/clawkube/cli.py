@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -113,7 +114,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(render(outcome.summary))
     if outcome.skipped_budget:
         print(f"budget reached: {outcome.skipped_budget} trial(s) not started")
-    print(f"results: {out}/summary.json, {out}/trials/")
+    shown = os.path.relpath(out) if out.is_relative_to(Path.cwd()) else str(out)  # as the user would type it
+    print(f"results: {shown}/summary.json, {shown}/trials/")
     failed = sum(r.score is None for r in outcome.results)
     return EXIT_TRIAL_FAILURES if failed or outcome.task_errors else EXIT_OK
 
