@@ -77,6 +77,9 @@ def grade_outcome(pod: PodObs) -> tuple[Optional[ScoreStatus], Optional[Failure]
     if msg is None or msg.get("phase", "grade") != "grade":
         return None, _without_message(pod, "grade")
     kind = _kind(msg.get("error_kind"))
+    if kind is None and msg.get("upload_error"):  # a score whose evidence (score.json, grader.log) is not in the
+        # store: the trial must not read Succeeded while an artifact it promises is missing; graded again
+        return None, Failure(ErrorKind.INFRA, "ArtifactUploadFailed", f"grading pod upload: {msg['upload_error']}")
     if kind is None and msg.get("score") is not None:
         try:
             return ScoreStatus.model_validate(msg["score"]), None
