@@ -170,8 +170,8 @@ def fixed_apiserver() -> Optional[Path]:
     from tests.cluster.cluster import running_state_dir, unavailable_reason
     from tests.cluster.controlplane import FIXED_CACHE, fixed_apiserver_dir
 
-    if os.environ.get("CLAWKUBE_K8S_BIN") or os.environ.get("CLAWKUBE_CLUSTER_KUBECONFIG"):
-        return None  # someone else's binaries / cluster: their choice
+    if os.environ.get("CLAWKUBE_CLUSTER_KUBECONFIG"):
+        return None  # someone else's cluster: their choice
     if unavailable_reason():
         return None  # no cluster here at all: the `cluster` fixture skips (or fails) with the reason
     state = running_state_dir()
