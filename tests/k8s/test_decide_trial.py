@@ -260,3 +260,16 @@ def test_a_score_whose_upload_failed_is_graded_again_never_succeeds():
     # out of infra retries: failed for good, never a score without its artifacts
     _, t = step(trial(status=s), [pod(A1, "Succeeded", message=agent_ok()), lost], ctx(retry=RetryPolicy(infra=1)))
     assert t.status.state == TrialState.FAILED and t.status.error_kind == ErrorKind.INFRA and t.status.score is None
+
+
+def test_retries_after_a_deleted_pod_reach_the_trial_result():
+    """A deleted agent pod is an infra failure that is retried; when the retry succeeds, the TrialResult (and so
+    the run summary's `retries`) still counts it; a trial that failed for good counts only its earlier tries."""
+    from clawkube.k8s.decide_trial import retried
+
+    _, t = step(trial(status=scheduled()), [], ctx(retry=RetryPolicy(infra=3)))  # the agent pod disappeared
+    assert t.status.failures == {"infra": 1} and t.status.history[-1].reason == "PodDeleted"
+    assert retried(t.status.model_copy(update={"state": TrialState.SUCCEEDED})) == {"infra": 1}
+    gone = t.status.model_copy(update={"state": TrialState.FAILED, "error_kind": ErrorKind.INFRA,
+                                       "failures": {"infra": 3, "grading_error": 1}})
+    assert retried(gone) == {"infra": 2, "grading_error": 1}

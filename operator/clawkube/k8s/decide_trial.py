@@ -343,7 +343,16 @@ def trial_result(t: TrialObs, s: TrialStatus, ctx: TrialContext) -> TrialResult:
         error_message=s.error_message, score=s.score.plain() if s.score else None, usage=s.usage.plain(),
         phase_seconds=s.phase_seconds, started_at=s.scheduled_at, finished_at=s.finished_at,
         artifacts={k: v for k, v in s.artifacts.items()}, firewall="pod", agent=ctx.harness, model=ctx.model,
-        mode=t.spec.mode.value)
+        mode=t.spec.mode.value, retries=retried(s))
+
+
+def retried(s: TrialStatus) -> dict[str, int]:
+    """The trial's failed attempts (and gradings) that were retried, by error kind: every counted failure but
+    the one a trial that failed for good ended with (a deleted pod, a lost upload, a grader crash, ...)."""
+    out = dict(s.failures)
+    if s.state == TrialState.FAILED and s.error_kind is not None and out.get(s.error_kind.value):
+        out[s.error_kind.value] -= 1
+    return {k: n for k, n in out.items() if n > 0}
 
 
 def _fold(t: TrialObs, actions: list[Action]) -> list[Action]:

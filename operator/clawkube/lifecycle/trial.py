@@ -159,11 +159,14 @@ def _author(tr: _Trial, phase: str, out: Path, context: Optional[str] = None) ->
                     tr.plan.agent.args, tr.env, tr.plan.isolation, tr.timeout, context)
 
 
-def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optional[str]]:
+def _grade(tr: _Trial, dirs: phases.TrialDirs, retries: dict[str, int]) -> tuple[Optional[Score], Optional[str]]:
+    """Grade, retrying a grading error up to the plan's attempts; each retried failure is counted in `retries`."""
     t = tr.plan.task
     grading_ws, gm = tr.timed("firewall", phases.firewall, dirs, t.grading_dir, tr.env)
     last_error = None
-    for _ in range(max(1, tr.plan.grading_attempts)):
+    for i in range(max(1, tr.plan.grading_attempts)):
+        if i:
+            retries[ErrorKind.GRADING_ERROR.value] = retries.get(ErrorKind.GRADING_ERROR.value, 0) + 1
         try:
             return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, tr.env,
                             tr.plan.grader_timeout), None
@@ -190,7 +193,7 @@ def _run_mode(tr: _Trial, dirs: phases.TrialDirs, result: TrialResult) -> tuple[
         first = _execute(tr, first_dirs, None, "first run")
         usage = usage.add(first.agent_phase.usage)
         details["phase_usage"]["first_run"] = first.agent_phase.usage.model_dump()
-        first_score, grade_error = _grade(tr, first_dirs)
+        first_score, grade_error = _grade(tr, first_dirs, result.retries)
         details["first_run"] = {"score": first_score.model_dump() if first_score else None, "grading_error": grade_error,
                                 "agent_error": first.agent_phase.error_message, "skills": first.skills.model_dump()}
         context = context_from_artifacts(first_dirs.out, first_score, first.agent_phase.error_message, grade_error,
@@ -212,8 +215,9 @@ def _run_mode(tr: _Trial, dirs: phases.TrialDirs, result: TrialResult) -> tuple[
     return run, details
 
 
-def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
-    """Run all phases; never raises for a trial-level failure (it is in the result)."""
+def run_trial(plan: TrialPlan, attempt: int = 1, retries: Optional[dict[str, int]] = None) -> TrialResult:
+    """Run all phases; never raises for a trial-level failure (it is in the result). `retries`: the earlier
+    attempts' failures by error kind (recorded in the result; the run summary counts them)."""
     t = plan.task
     res_dir = plan.result_dir
     if res_dir.exists():
@@ -228,7 +232,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
     dirs = phases.TrialDirs.under(scratch, res_dir, grading_scratch)
     result = TrialResult(task_id=t.task_id, category=t.category, task_format=t.format, trial_index=plan.trial_index,
                          attempt=attempt, state=TrialState.RUNNING, started_at=now_iso(), agent=plan.agent.harness,
-                         model=plan.agent.model, mode=plan.mode, firewall=plan.isolation.mode)
+                         model=plan.agent.model, mode=plan.mode, firewall=plan.isolation.mode,
+                         retries=dict(retries or {}))
     clock: dict[str, float] = {}
     services: Optional[LocalServices] = None
     try:
@@ -254,7 +259,7 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
             services.stop()
         ap = run.agent_phase
         result.error_kind, result.error_message = ap.error_kind, ap.error_message
-        result.score, grade_error = _grade(tr, dirs)
+        result.score, grade_error = _grade(tr, dirs, result.retries)
         if result.score is None:
             return _finish(result, dirs, clock, ErrorKind.GRADING_ERROR, grade_error)
         details["execution_usage"] = ap.usage.model_dump()

@@ -145,7 +145,8 @@ class LocalRunner:
         attempt = 0
         while True:
             attempt += 1
-            r = trial.run_trial(plan, attempt)
+            retries = {ErrorKind.INFRA.value: attempt - 1} if attempt > 1 else {}
+            r = trial.run_trial(plan, attempt, retries)
             if r.error_kind != ErrorKind.INFRA or attempt >= attempts:
                 break
         with self._lock:

@@ -25,7 +25,7 @@ from collections import defaultdict
 from math import inf
 from typing import Iterable, Optional
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from clawkube.results.metrics import all_passed_rate, mean, pass_at_k, pass_hat_k
 from clawkube.results.model import ErrorKind, TrialResult, TrialState, Usage
@@ -119,6 +119,7 @@ class RunSummary(BaseModel):
     overall: Metrics
     by_category: dict[str, Metrics]
     errors: dict[str, int]  # ErrorKind value (or "unknown") -> failed trials
+    retries: dict[str, int] = Field(default_factory=dict)  # ErrorKind value -> failed attempts that were retried
     usage_end_to_end: UsageStats
     usage_execution: Optional[UsageStats]
     claw_eval: Optional[ClawEvalSummary]  # over claw-eval tasks, when there are any
@@ -234,6 +235,14 @@ def _errors(finished: list[TrialResult]) -> dict[str, int]:
         if r.state is TrialState.FAILED:
             key = r.error_kind.value if r.error_kind else "unknown"
             counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _retries(finished: list[TrialResult]) -> dict[str, int]:
+    counts = {k.value: 0 for k in ErrorKind}
+    for r in finished:
+        for kind, n in r.retries.items():
+            counts[kind] = counts.get(kind, 0) + n
     return counts
 
 
@@ -357,7 +366,7 @@ def summarize(results: list[TrialResult], trials_per_task: int,
         modes=modes,
         overall=_metrics(finished, len(task_ids), len(task_ids) * per_task, trials_per_task),
         by_category=by_category,
-        errors=_errors(finished),
+        errors=_errors(finished), retries=_retries(finished),
         usage_end_to_end=usage_e2e,
         usage_execution=usage_exec,
         claw_eval=_claw_eval(seen, finished),
