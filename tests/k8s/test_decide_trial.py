@@ -265,7 +265,7 @@ def test_a_score_whose_upload_failed_is_graded_again_never_succeeds():
 def test_retries_after_a_deleted_pod_reach_the_trial_result():
     """A deleted agent pod is an infra failure that is retried; when the retry succeeds, the TrialResult (and so
     the run summary's `retries`) still counts it; a trial that failed for good counts only its earlier tries."""
-    from clawkube.k8s.decide_trial import retried
+    from clawkube.k8s.aggregate import retried
 
     _, t = step(trial(status=scheduled()), [], ctx(retry=RetryPolicy(infra=3)))  # the agent pod disappeared
     assert t.status.failures == {"infra": 1} and t.status.history[-1].reason == "PodDeleted"

@@ -29,6 +29,7 @@ from ..results.model import ErrorKind, TrialResult, TrialState
 from ..runspec import EvalMode, RetryPolicy
 from ..skills.context import GRADING_FAILED
 from . import conditions as C
+from .aggregate import retried
 from .actions import Action, CreatePod, DeletePod, Emit, PatchTrial, UploadResult
 from .model import AttemptRecord, ScoreStatus, TrialPhase, TrialStatus, UsageStatus
 from .names import agent_pod_name, grade_pod_name, stage_pod_name
@@ -345,14 +346,6 @@ def trial_result(t: TrialObs, s: TrialStatus, ctx: TrialContext) -> TrialResult:
         artifacts={k: v for k, v in s.artifacts.items()}, firewall="pod", agent=ctx.harness, model=ctx.model,
         mode=t.spec.mode.value, retries=retried(s))
 
-
-def retried(s: TrialStatus) -> dict[str, int]:
-    """The trial's failed attempts (and gradings) that were retried, by error kind: every counted failure but
-    the one a trial that failed for good ended with (a deleted pod, a lost upload, a grader crash, ...)."""
-    out = dict(s.failures)
-    if s.state == TrialState.FAILED and s.error_kind is not None and out.get(s.error_kind.value):
-        out[s.error_kind.value] -= 1
-    return {k: n for k, n in out.items() if n > 0}
 
 
 def _fold(t: TrialObs, actions: list[Action]) -> list[Action]:
