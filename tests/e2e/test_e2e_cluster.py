@@ -492,9 +492,9 @@ def test_evoclaw_modes_run_stage_by_stage_on_real_pods(stack: Stack):
 
     st = stack
     t0 = time.monotonic()
-    essay = "fixtures/evoclaw/evo-word-stats/essay.txt"
+    essay = "fixtures/evo-word-stats/essay.txt"
     tasks = {"inline": [{"name": "evo-word-stats.md", "content": Path(TASK.source_path).read_text()},
-                        {"name": essay, "content": (REPO / essay).read_text()}]}
+                        {"name": essay, "content": (REPO / "tasks" / "evoclaw" / essay).read_text()}]}
     st.create_run("modes", "script", args={"commands": EXECUTE, "authoring_commands": WRITE_SKILL}, tasks=tasks,
                   modes=["baseline", "preskill", "postskill"], parallelism=3)
     run = st.wait_finished("modes", timeout=420)["status"]

@@ -291,6 +291,7 @@ def test_entry_point_process_serves_liveness_and_metrics(cluster, bucket, s3_ser
                         and 'clawkube_pods_created_total{' in m and m)
         for name in ("clawkube_trials{", "clawkube_queue_depth{", "clawkube_reconcile_seconds_bucket{"):
             assert name in text, name
+        assert get(f"http://127.0.0.1:{metrics}/readyz") == (200, "ready\n")  # the chart's readiness probe
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         rc = proc.wait(20)

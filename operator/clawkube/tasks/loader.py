@@ -6,8 +6,8 @@ Formats (`detect_format`):
 - any other `*.md` file with frontmatter: WildClawBench;
 - `README.md` (any case) without frontmatter: not a task (ignored); other `*.md` without frontmatter are errors.
 
-`load_tasks(root)` walks `root` (sorted, skipping hidden folders and `__pycache__`; it does not descend into a
-CLAW-Eval task folder), loads every task, records each failure as a `LoadError` and goes on. Task ids must be
+`load_tasks(root)` walks `root` (sorted, skipping hidden folders, `__pycache__`, `node_modules` and folders named
+`fixtures`, which hold task data such as skills and notes; it does not descend into a CLAW-Eval task folder), loads every task, records each failure as a `LoadError` and goes on. Task ids must be
 unique: every file of a duplicated id is reported and none of them is loaded (which one was meant is unknown).
 
 Path resolution. Task files name files by relative paths (WildClawBench `Workspace Path` and `Skills`,
@@ -16,9 +16,10 @@ A relative path is looked up against, in order:
 1. the task's folder (the Markdown file's folder; the CLAW-Eval task folder),
 2. then each parent folder in turn, up to and including the first one holding a `.git` entry (the repository
    root); without a repository, up to the filesystem root.
-The first folder where the path exists wins. So `tasks/wildclaw/x.md` may say `fixtures/wildclaw/x` (relative to
-the repo root, as the real benchmarks do) and `tasks/claw-eval/t/task.yaml` may say `fixtures/data.csv`
-(inside its own folder). Absolute paths are used as they are. Every path in a loaded `TaskSpec` is absolute and
+The first folder where the path exists wins. So `tasks/wildclaw/x.md` may say `fixtures/x` (beside it, as the
+sample tasks do, so that a copy of the tasks folder alone - a ConfigMap, an S3 prefix - still has them) or
+`workspace/x` (relative to the repo root, as the real benchmarks do), and `tasks/claw-eval/t/task.yaml` may say
+`fixtures/data.csv` (inside its own folder). Absolute paths are used as they are. Every path in a loaded `TaskSpec` is absolute and
 exists; a path found nowhere is an error naming the field.
 
 File mappings: a plain path entry is copied under its base name; `{source, dest}` copies to `dest` (relative,
@@ -40,7 +41,7 @@ from .model import TaskFormat, TaskLoadError, TaskSpec
 _LOADERS = {TaskFormat.WILDCLAW: wildclaw.load, TaskFormat.CLAW_EVAL: claweval.load,
             TaskFormat.EVOCLAW: evoclaw.load}
 _EVO_KEYS = ("grading_type", "sub_problems")
-_SKIP_DIRS = {"__pycache__", "node_modules"}
+_SKIP_DIRS = {"__pycache__", "node_modules", "fixtures"}  # fixtures/: task data (SKILL.md, notes), never tasks
 
 
 class LoadError(BaseModel):
