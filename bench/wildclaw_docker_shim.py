@@ -4,7 +4,7 @@ WildClawBench's runner (`eval/run_batch.py`, `src/utils/docker_utils.py`, `src/u
 through `docker run / exec / cp / rm`. This script implements the subset it uses, with a "container" = a folder
 holding the container's private `/tmp_workspace`, `/tmp` and `/root`, the `/app` source folder bound read-only,
 and the host's other top-level folders bound read-only (so the host's python3 and its packages serve as the
-image). `docker exec` runs the command as root in a bubblewrap mount namespace laid out that way (host network,
+image; the python running this script is the image's `python3`). `docker exec` runs the command as root in a bubblewrap mount namespace laid out that way (host network,
 so a judge on 127.0.0.1 is reachable). Only the reference side of `bench/conformance_wildclaw.py` uses it.
 
     WILDCLAW_SHIM_ROOT=/tmp/x python3 wildclaw_docker_shim.py run -d --name N -e K=V -v SRC:/app:ro IMAGE ...
@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 PRIVATE = ("tmp_workspace", "tmp", "root")  # container folders kept in the container's own state folder
 SKIP_TOP = {"proc", "dev", "sys", "tmp", "root", "tmp_workspace", "app", "run"}
+MARK = "WILDCLAW_SHIM_CONTAINER"  # in the environment of every process of a container, so `rm -f` finds them all
 
 
 def _root() -> Path:
@@ -103,8 +105,11 @@ def _bwrap(name: str, env: dict[str, str], argv: list[str]) -> list[str]:
         cmd += ["--bind", str(st / d), f"/{d}"]
     if meta.get("app"):
         cmd += ["--ro-bind", meta["app"], "/app"]
-    full_env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": "/root",
-                "LANG": "C.UTF-8", **meta["env"], **env}
+    prefix = Path(sys.prefix)
+    if prefix.parts[1:2] and prefix.parts[1] in PRIVATE:  # the image's python lives under /root (pyenv): keep it
+        cmd += ["--ro-bind", str(prefix), str(prefix)]
+    full_env = {"PATH": f"{prefix}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": "/root",
+                "LANG": "C.UTF-8", **meta["env"], **env, MARK: name}
     cmd += ["--clearenv"]
     for k, v in full_env.items():
         cmd += ["--setenv", k, v]
@@ -117,7 +122,17 @@ def cmd_exec(args: list[str]) -> int:
         print("shim: exec needs a container and a command", file=sys.stderr)
         return 125
     name, argv = rest[0], rest[1:]
-    return subprocess.run(_bwrap(name, env, argv)).returncode
+    # As `docker exec`: return when the command exits, even if it left processes running in the container
+    # (a Warmup line ending in `&`); they keep running until `rm -f`. So their output goes to files, not to
+    # the pipes of whoever called us.
+    st = _state(name)
+    with open(st / "exec.out", "w+b") as out, open(st / "exec.err", "w+b") as err:
+        rc = subprocess.run(_bwrap(name, env, argv), stdout=out, stderr=err, stdin=subprocess.DEVNULL).returncode
+        for f, dest in ((out, sys.stdout), (err, sys.stderr)):
+            f.seek(0)
+            dest.buffer.write(f.read())
+            dest.flush()
+    return rc
 
 
 def _host_path(name: str, cpath: str) -> Path:
@@ -176,9 +191,20 @@ def cmd_cp(args: list[str]) -> int:
         return 1
 
 
+def _kill_container_processes(name: str) -> None:
+    needle = f"{MARK}={name}".encode()
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            if needle in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                os.kill(int(pid), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            continue
+
+
 def cmd_rm(args: list[str]) -> int:
     names = [a for a in args if not a.startswith("-")]
     for n in names:
+        _kill_container_processes(n)
         shutil.rmtree(_state(n), ignore_errors=True)
     return 0
 
