@@ -28,11 +28,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
+import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import yaml
 
@@ -78,52 +77,31 @@ class Row:
 
 # --- the scripted judge -------------------------------------------------------------------------------------------
 
-class _StubJudge:
-    """A minimal OpenAI-compatible chat endpoint answering by the script's rules (`conversation_contains`) -- used
-    only while `clawkube.modelserver` (the project's scripted model server) is not importable."""
+def start_judge(script: dict, folder: Path):
+    """Start `clawkube model-server` with the cases' judge script; (base URL ending in /v1, stop function)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script_file, port_file = folder / "judge.json", folder / "judge.port"
+    script_file.write_text(json.dumps(script, ensure_ascii=False, indent=1))
+    port_file.unlink(missing_ok=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "operator"))
+    proc = subprocess.Popen([sys.executable, "-m", "clawkube", "model-server", "--script", str(script_file),
+                             "--port", "0", "--port-file", str(port_file), "--log", str(folder / "judge.log")],
+                            env=env, stdout=subprocess.DEVNULL, stderr=open(folder / "judge.stderr", "w"))
+    deadline = time.monotonic() + 30
+    while not (port_file.is_file() and port_file.read_text().strip()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"the scripted judge did not start: {(folder / 'judge.stderr').read_text()[-500:]}")
+        time.sleep(0.1)
 
-    def __init__(self, script: dict):
-        rules, fallback = script["rules"], script["fallback"]["text"]
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
-        class H(BaseHTTPRequestHandler):
-            def log_message(self, *a: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                text = json.dumps(body.get("messages", []), ensure_ascii=False)
-                plain = json.dumps([m.get("content") for m in body.get("messages", [])], ensure_ascii=False)
-                reply = next((r["text"] for r in rules
-                              if all(s in text or s in plain or json.dumps(s)[1:-1] in text
-                                     for s in r["when"]["conversation_contains"])), fallback)
-                out = json.dumps({"id": "stub", "object": "chat.completion", "model": body.get("model"),
-                                  "choices": [{"index": 0, "finish_reason": "stop",
-                                               "message": {"role": "assistant", "content": reply}}],
-                                  "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def stop(self) -> None:
-        self.server.shutdown()
-
-
-def start_judge(script: dict):
-    """(base URL ending in /v1, stop function) of the scripted judge."""
-    try:
-        from clawkube.modelserver.script import Script
-        from clawkube.modelserver.server import ServerThread
-    except ImportError:
-        stub = _StubJudge(script)
-        return stub.url + "/v1", stub.stop
-    server = ServerThread(Script.model_validate(script)).start()
-    return server.url.rstrip("/") + "/v1", server.stop
+    return f"http://127.0.0.1:{int(port_file.read_text())}/v1", stop
 
 
 # --- one scratch benchmark tree per case ----------------------------------------------------------------------------
@@ -244,7 +222,7 @@ def main(args: argparse.Namespace, rest: list[str]) -> int:
     cases = [c for c in CASES if not opts.only or c.task_id in opts.only]
     work = opts.keep or Path(tempfile.mkdtemp(prefix="wildclaw-conformance-"))
     work.mkdir(parents=True, exist_ok=True)
-    judge_url, stop_judge = start_judge(judge_script(cases))
+    judge_url, stop_judge = start_judge(judge_script(cases), work / "judge")
     print(f"== wildclawbench: {len(cases)} tasks x {len(opts.behaviour)} behaviours, data {data}")
     rows: list[Row] = []
     try:
