@@ -107,13 +107,16 @@ def start_judge(script: dict, folder: Path):
 # --- one scratch benchmark tree per case ----------------------------------------------------------------------------
 
 def build_tree(root: Path, data: Path, case: Case) -> Path:
-    """<root>/tasks/<category>/<task>.md (the benchmark's file, unmodified) + <root>/<workspace path>."""
+    """<root>/tasks/<category>/<task>.md (the benchmark's file, unmodified), <root>/skills (the benchmark's),
+    <root>/<workspace path> (built by the case)."""
     if root.exists():
         shutil.rmtree(root)
     src = data / "tasks" / case.task
     dest = root / "tasks" / case.task
     dest.parent.mkdir(parents=True)
     shutil.copyfile(src, dest)
+    if (data / "skills").is_dir():
+        shutil.copytree(data / "skills", root / "skills")
     ws = root / case.workspace_rel
     (ws / "exec").mkdir(parents=True)
     case.build(ws)
