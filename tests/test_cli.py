@@ -11,7 +11,7 @@ import yaml
 
 from clawkube.lifecycle import bundle
 from clawkube.pod import TERMINATION_LIMIT, write_termination
-from clawkube.tasks.loader import load_task
+from clawkube.benchmarks.loader import load_task
 from tests.lifecycle_helpers import make_task
 
 REPO = Path(__file__).resolve().parents[1]

@@ -122,7 +122,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .tasks.loader import load_tasks
+    from .benchmarks.loader import load_tasks
+    from .benchmarks.registry import missing_requirements
     from .local.validate import check_oracle_nop
 
     report = load_tasks(Path(args.path))
@@ -130,8 +131,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for e in report.errors:
         print(f"INVALID  {e.path}: field '{e.field}': {e.problem}")
         problems += 1
+    for s in report.skipped:
+        print(f"skipped  {s.path}: {s.reason}")
     for t in report.tasks:
-        print(f"ok       {t.id:<32} {t.format.value:<14} {t.category}")
+        print(f"ok       {t.id:<32} {t.format:<14} {t.category}")
+    for line in missing_requirements(sorted({t.format for t in report.tasks})):
+        print(f"PROBLEM  {line}")
+        problems += 1
     if not args.no_run and report.tasks:
         with tempfile.TemporaryDirectory(prefix="clawkube-validate-") as tmp:
             for line, ok in check_oracle_nop(Path(args.path), report.tasks, Path(tmp), args.sandbox):
@@ -264,8 +270,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    from .benchmarks.registry import BrokenPlugin
+
     args = parser().parse_args(argv)
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except BrokenPlugin as e:
+        return _die(str(e))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from ..results.model import ErrorKind, TrialResult
 from ..results.report import render_progress
 from ..results.summary import RunSummary, summarize
 from ..runspec import BenchmarkRunSpec, EvalMode
-from ..tasks.loader import load_tasks, select
+from ..benchmarks.loader import load_tasks, select
 from ..tasks.model import TaskSpec
 
 
