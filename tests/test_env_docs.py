@@ -46,8 +46,8 @@ def _matches(name: str, documented: str) -> bool:
 
 
 def _environ(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "environ") or \
-        (isinstance(node, ast.Name) and node.id == "environ")
+    """`os.environ` (a WSGI handler's `environ` argument is not the process environment)."""
+    return isinstance(node, ast.Attribute) and node.attr == "environ"
 
 
 def python_names(source: str, constants: bool = True) -> set[str]:
