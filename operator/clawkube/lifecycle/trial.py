@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..agents.base import Agent
+from ..agents.api import model_env
 from ..agents.registry import get_agent
 from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
 from ..runspec import AgentSpec, EvalMode
@@ -236,7 +237,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
         shutil.rmtree(dirs.bundle / bundles.SERVICES_DIR, ignore_errors=True)  # for the services only, not the agent
         manifest = bundles.read_agent_manifest(dirs.bundle)
         agent = get_agent(plan.agent.harness)
-        env = task_env([*manifest.view.env, *agent.credential_env], plan.env or dict(os.environ))
+        source = plan.env or dict(os.environ)
+        env = {**task_env([*manifest.view.env, *agent.credential_env], source), **model_env(plan.agent.api, source)}
         services = LocalServices(manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
                                  InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key))
         tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, services=services, scratch=scratch, clock=clock)
