@@ -165,6 +165,29 @@ def _venv_base(venv: Path) -> Optional[Path]:
     return None
 
 
+def probe(inst: Installed, timeout: float = 60) -> tuple[bool, str]:
+    """Run `<harness> --version` with the harness's PATH: (it worked, its output's first line)."""
+    env = {"PATH": ":".join([str(d) for d in inst.path_dirs] + SYSTEM_PATH), "HOME": os.environ.get("HOME", "/"),
+           "LANG": "C.UTF-8"}
+    try:
+        r = subprocess.run([str(inst.bin), "--version"], env=env, capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"{type(e).__name__}: {e}"
+    line = next((l.strip() for l in (r.stdout + "\n" + r.stderr).splitlines() if l.strip()), "")
+    return r.returncode == 0, line if r.returncode == 0 else f"exit {r.returncode}: {line}"
+
+
+def works(name: str, home: Path) -> bool:
+    """The tested version is installed under `home` and answers --version."""
+    if installed_version(name, home) != PACKAGES[name].version:
+        return False
+    try:
+        return probe(find(name, home))[0]
+    except NotInstalled:
+        return False
+
+
 # ---- installing ----
 
 def _system_python() -> str:
@@ -239,12 +262,15 @@ def install(name: str, home: Optional[Path] = None, log=sys.stderr) -> str:
             print(f"== node {NODE.version} (npm {NODE.name}) -> {node}", file=log, flush=True)
             _npm_install(node, f"{NODE.name}@{NODE.version}", None, log)
             open_up(node, home)
-    if installed_version(name, home) == pkg.version:
+    if works(name, home):
         return f"{name} {pkg.version}: already installed in {home / name}"
     print(f"== {name} {pkg.version} ({pkg.registry} {pkg.name}) -> {home / name}", file=log, flush=True)
     target = home / name
     if pkg.registry == "npm":
         _npm_install(target, f"{pkg.name}@{pkg.version}", node_dir(home), log)
+        if not works(name, home):  # a damaged tree (package metadata right, program broken): start afresh
+            shutil.rmtree(target)
+            _npm_install(target, f"{pkg.name}@{pkg.version}", node_dir(home), log)
     else:
         if target.exists():
             shutil.rmtree(target)
@@ -255,4 +281,7 @@ def install(name: str, home: Optional[Path] = None, log=sys.stderr) -> str:
     if got != pkg.version:
         raise RuntimeError(f"{name}: installed version is {got}, expected {pkg.version}")
     open_up(target, home)
+    ok, line = probe(find(name, home))
+    if not ok:
+        raise RuntimeError(f"{name} {pkg.version} was installed but `{pkg.bin} --version` fails: {line}")
     return f"{name} {pkg.version}: installed in {target}"

@@ -36,18 +36,19 @@ def register(cls: type[Agent]) -> type[Agent]:
     return cls
 
 
-def load(path: str) -> type[Agent]:
+def load(path: str, label: Optional[str] = None) -> type[Agent]:
     """The Agent subclass at `module:Class`; AdapterError with the cause when that fails."""
+    label = label or repr(path)
     module_name, _, attr = path.partition(":")
     if not module_name or not attr:
-        raise AdapterError(f"agent harness {path!r}: expected a built-in name or 'package.module:ClassName'")
+        raise AdapterError(f"agent harness {label}: expected a built-in name or 'package.module:ClassName'")
     try:
         module = importlib.import_module(module_name)
     except Exception as e:  # ImportError, SyntaxError, anything the module raises at import
-        raise AdapterError(f"agent harness {path!r}: cannot import {module_name}: {type(e).__name__}: {e}") from e
+        raise AdapterError(f"agent harness {label}: cannot import {module_name}: {type(e).__name__}: {e}") from e
     cls = getattr(module, attr, None)
     if not (isinstance(cls, type) and issubclass(cls, Agent)):
-        raise AdapterError(f"agent harness {path!r}: {attr} is not an Agent subclass in {module_name}")
+        raise AdapterError(f"agent harness {label}: {attr} is not an Agent subclass in {module_name}")
     return cls
 
 
@@ -55,7 +56,7 @@ def agent_class(name: str) -> type[Agent]:
     if name in _AGENTS:
         return _AGENTS[name]
     if name in BUILTIN:
-        cls = load(BUILTIN[name])
+        cls = load(BUILTIN[name], f"'{name}' (built in, {BUILTIN[name]})")
         _AGENTS[name] = cls
         return cls
     if ":" in name:
