@@ -28,6 +28,7 @@ from ..services.evidence import Evidence
 from . import sandbox, workspace
 from .bundle import GRADER_FILE, REFERENCE_FILE, AgentManifest, GradingManifest, read_grading_manifest
 from ..contracts.grading import GradeOutput, GradeRequest
+from ..contracts.judge import JudgeConfig
 from .scoring import GradingError, to_score
 
 
@@ -175,9 +176,12 @@ def firewall(dirs: TrialDirs, grading_bundle_dir: Path, env: dict[str, str]) -> 
 
 
 def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: GradingManifest,
-          env: dict[str, str], timeout: Optional[float] = None) -> Score:
-    """Run the grader process; write grader.log and score.json. Raises GradingError."""
-    req = GradeRequest(
+          env: dict[str, str], timeout: Optional[float] = None, judge: Optional[JudgeConfig] = None) -> Score:
+    """Run the grader process; write grader.log and score.json. Raises GradingError.
+    `judge` goes into the request; its key, if any, must be in `env` as contracts.judge.KEY_ENV."""
+    if m.needs_judge and judge is None:
+        raise GradingError("no judge configured: grading this task needs an LLM judge (spec.judge)")
+    req = GradeRequest(judge=judge,
         benchmark=m.format, grader_file=str(grading_bundle_dir / GRADER_FILE), entry=m.entry, workspace_path=str(grading_ws),
         transcript_path=str(dirs.out / "transcript.jsonl"), audit_dir=str(dirs.audit),
         task_manifest_path=str(grading_bundle_dir / "grading.json"),
