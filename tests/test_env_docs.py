@@ -22,7 +22,7 @@ SCANNED = ("operator", "tests", "tools", "bench", "images", ".ci", "charts")
 # set by the system or the shell, not configuration
 # read by a library, not by clawkube's own code (boto3): documented, but the scanner cannot see the read
 LIBRARY = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
-STANDARD = {"PATH", "HOME", "PWD", "TMPDIR", "USER", "SECONDS", "HOSTNAME", "VERSION_CODENAME", "IFS", "PYTHONPATH"}
+STANDARD = {"PATH", "HOME", "PWD", "TMPDIR", "USER", "SECONDS", "HOSTNAME", "VERSION_CODENAME", "IFS", "PYTHONPATH", "LANG"}
 NAME = re.compile(r"(?<![A-Za-z0-9_])CLAWKUBE_[A-Z0-9_]*[A-Z0-9](?![A-Za-z0-9_])")
 SHELL_READ = re.compile(r"\$\{([A-Z][A-Z0-9_]*)(?::?[-?+=])")
 ROW = re.compile(r"^\|\s*`([A-Z][A-Z0-9_<>]*)`")
@@ -78,7 +78,7 @@ def python_names(source: str, constants: bool = True) -> set[str]:
         elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and \
                 any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(_environ(c) for c in node.comparators):
             found.add(node.left.value)
-        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id.endswith("_ENV")
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id.upper().endswith("_ENV")
                                                   for t in node.targets):  # X_ENV = "NAME" / ("A", "B") / {k: "C"}
             found.update(c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)
                          and isinstance(c.value, str) and re.fullmatch(r"[A-Z][A-Z0-9_]+", c.value))
@@ -173,14 +173,16 @@ C = os.getenv("GETENV_NAME", "d")
 if "IN_ENV" in os.environ: pass
 SKILLS_ENV = "SOME_DIR"
 UPSTREAM_ENV = {"x": "MAPPED_NAME", "y": "lower"}
+fixed_env = {"SET_FOR_HARNESS": "1"}
 D = f"CLAWKUBE_SERVICE_{n}_URL"
 E = "CLAWKUBE_TRIAL"
 """a docstring naming CLAWKUBE_FOO_BAR is not a read"""
 '''
     assert python_names(src) == {"AWS_ENDPOINT_URL", "CLAWKUBE_X", "GETENV_NAME", "IN_ENV", "SOME_DIR", "MAPPED_NAME",
+                                 "SET_FOR_HARNESS",
                                  "CLAWKUBE_SERVICE_<NAME>_URL", "CLAWKUBE_TRIAL"}
     assert python_names(src, constants=False) == {"AWS_ENDPOINT_URL", "CLAWKUBE_X", "GETENV_NAME", "IN_ENV",
-                                                  "SOME_DIR", "MAPPED_NAME"}
+                                                  "SOME_DIR", "MAPPED_NAME", "SET_FOR_HARNESS"}
     sh = ('K=${CLAWKUBE_K8S_BIN:-x}\n# ${COMMENTED:-x}\nW=${WORK:-}\necho "$CLAWKUBE_DEBIAN_MIRROR" $LOCAL\n'
           'MIRROR=$(guess)\nM=${MIRROR:-deb.debian.org}\n')
     assert shell_names(sh) == {"CLAWKUBE_K8S_BIN", "WORK", "CLAWKUBE_DEBIAN_MIRROR"}
