@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
+from .agents.api import MODEL_ENV
 from .agents.registry import get_agent
 from . import plan as trial_plan
 from .artifacts.grants import get_files, post_folder
@@ -156,7 +157,7 @@ def main_agent(args: argparse.Namespace) -> int:
         bdir = _bundle_dir(args.bundle)
         m = bundles.read_agent_manifest(bdir)
         agent = get_agent(args.harness or penv.harness or "nop")
-        env = task_env([*m.view.env, *agent.credential_env], dict(os.environ))
+        env = task_env([*m.view.env, *agent.credential_env, *MODEL_ENV], dict(os.environ))
         agent_args = penv.agent_args if penv.agent_args is not None else json.loads(args.args_json or "{}")
         timeout = args.timeout or penv.timeout_seconds or m.view.timeout_seconds
         if stage.role is Role.AUTHOR:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..agents.base import Agent
+from ..agents.api import model_env
 from ..agents.registry import get_agent
 from .. import plan as trial_plan
 from ..contracts import judge as judges
@@ -292,7 +293,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
         agent = get_agent(plan.agent.harness)
         source = plan.env or dict(os.environ)
         hidden_env = judges.agent_must_not_see(plan.judge, plan.agent)
-        env = task_env([n for n in [*manifest.view.env, *agent.credential_env] if n not in hidden_env], source)
+        env = {**task_env([n for n in [*manifest.view.env, *agent.credential_env] if n not in hidden_env], source),
+               **model_env(plan.agent.api, source)}
         grading_env = {**task_env(manifest.view.env, source), **judges.key_env(plan.judge, source)}
         services = LocalServices(manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
                                  InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key))
