@@ -149,6 +149,10 @@ def _upload(out: Path, summary: dict[str, Any]) -> None:
         summary["upload_error"] = f"{type(e).__name__}: {e}"
 
 
+class _SetupError(Exception):
+    """The task cannot run here (AgentManifest.setup_error)."""
+
+
 def main_agent(args: argparse.Namespace) -> int:
     harden_process()
     out = Path(args.out)
@@ -157,6 +161,8 @@ def main_agent(args: argparse.Namespace) -> int:
     try:
         bdir = _bundle_dir(args.bundle)
         m = bundles.read_agent_manifest(bdir)
+        if m.setup_error:  # the task cannot run here (e.g. its workspace is not downloaded)
+            raise _SetupError(m.setup_error)
         harness = args.harness or os.environ.get("CLAWKUBE_HARNESS", "nop")
         agent = get_agent(harness)
         env = task_env([*m.view.env, *agent.credential_env], dict(os.environ))
@@ -168,6 +174,8 @@ def main_agent(args: argparse.Namespace) -> int:
             ap = _execute(Path(args.workspace), out, bdir, m, agent, args.model, agent_args, env, timeout, summary)
         summary.update(exit_code=ap.exit_code, timed_out=ap.timed_out, usage=ap.usage.model_dump(),
                        error_kind=ap.error_kind.value if ap.error_kind else None, error_message=ap.error_message)
+    except _SetupError as e:
+        summary.update(error_kind=ErrorKind.SETUP_ERROR.value, error_message=str(e))
     except Exception as e:
         summary.update(error_kind=ErrorKind.INFRA.value, error_message=f"agent pod: {type(e).__name__}: {e}")
     _upload(out, summary)

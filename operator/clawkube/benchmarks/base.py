@@ -25,6 +25,7 @@ from typing import Any, Callable, ClassVar, Optional
 from pydantic import BaseModel
 
 from ..contracts.grading import GradeRequest
+from ..contracts.judge import Judge
 from ..contracts.manifests import GradingManifest
 from ..results.model import Score, TrialResult
 from ..services.evidence import Evidence
@@ -90,6 +91,7 @@ class Benchmark(ABC):
     workspace_mount: ClassVar[Optional[str]] = None  # where agent and grader see the workspace; None = anywhere
     grader_requirements: ClassVar[tuple[str, ...]] = ()  # modules the graders import (validate checks them)
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
+    criteria_in_unit_range: ClassVar[bool] = True  # every numeric grader field must be in 0..1 (else a grading error)
 
     # --- tasks on disk -------------------------------------------------------------------------------------------
     @abstractmethod
@@ -124,6 +126,16 @@ class Benchmark(ABC):
         if not callable(fn):
             raise AttributeError(f"grader defines no callable {req.entry}()")
         return check_scores(call_with_declared(fn, self.grader_kwargs(req)))
+
+    # --- LLM judge ------------------------------------------------------------------------------------------------
+    def needs_judge(self, task: TaskSpec) -> bool:
+        """Does this task's grader call an LLM judge? Then a run without `spec.judge` ends its trials as
+        `grading_error: no judge configured` instead of running the grader."""
+        return False
+
+    def judge_env(self, judge: Judge) -> dict[str, str]:
+        """The environment of the grading process for the run's judge: what this benchmark's graders read."""
+        return {}
 
     # --- score -----------------------------------------------------------------------------------------------------
     @abstractmethod

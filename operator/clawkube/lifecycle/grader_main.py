@@ -11,13 +11,17 @@ import traceback
 from pathlib import Path
 
 from ..benchmarks import registry
-from ..contracts.grading import GradeOutput, GradeRequest
+from ..contracts.grading import GradeOutput, GradeRequest, GraderResult
 
 
 def main(argv: list[str]) -> int:
     req = GradeRequest.model_validate_json(Path(argv[0]).read_text())
     try:
-        out = GradeOutput(ok=True, scores=registry.get(req.benchmark).run_grader(req))
+        res = registry.get(req.benchmark).run_grader(req)
+        if isinstance(res, GraderResult):
+            out = GradeOutput(ok=True, scores=res.scores, details=res.details)
+        else:
+            out = GradeOutput(ok=True, scores=res)
     except BaseException as e:  # the grader's own failure, reported, never a score
         out = GradeOutput(ok=False, error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
         print(out.traceback, file=sys.stderr)
