@@ -73,6 +73,11 @@ def strip_codeblock(raw: str) -> str:
     return re.sub(r"\n?```$", "", s).strip()
 
 
+def plain(item: str) -> str:
+    """A path as this project's own sample tasks may write it: `- `a/b``; the benchmark's tasks write `a/b`."""
+    return re.sub(r"^[-*+]\s+", "", item.strip()).strip("`").strip()
+
+
 def lines_of(text: str) -> list[str]:
     """Non-empty lines that are not `#` comments, stripped (Env, Warmup)."""
     return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
@@ -83,7 +88,8 @@ def parse(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
     text = path.read_text(encoding="utf-8")
     m = _FRONTMATTER.match(text)
     if not m:
-        raise TaskLoadError(path, "frontmatter", "YAML frontmatter (between '---' lines) not found")
+        problem = "no closing '---'" if text.startswith("---") else "no YAML frontmatter (between '---' lines)"
+        raise TaskLoadError(path, "frontmatter", problem)
     try:
         meta = yaml.safe_load(m.group(1))
     except yaml.YAMLError as e:
@@ -148,8 +154,8 @@ def skills(text: str, task_file: Path) -> tuple[list[Path], list[str]]:
     found: list[Path] = []
     warnings: list[str] = []
     seen: set[str] = set()
-    for line in (ln.strip() for ln in text.splitlines()):
-        if not line:
+    for line in (plain(ln) for ln in text.splitlines()):
+        if not line or line.lower() in ("none", "n/a", "-"):
             continue
         rel = line.replace("\\", "/").strip("/")
         dest = PurePosixPath(rel).name
@@ -177,11 +183,22 @@ def env_names(text: str, path: Path) -> list[str]:
     return names
 
 
-def grader(code: str, path: Path) -> GraderSpec:
-    if not code.strip():
-        raise TaskLoadError(path, "Automated Checks", "missing or empty: the task has no grader")
-    check_grader(code, path, "Automated Checks")
+def grader(sections: dict[str, str], path: Path) -> GraderSpec:
+    if "Automated Checks" not in sections:
+        raise TaskLoadError(path, "Automated Checks", "missing section '## Automated Checks'")
+    if not sections["Automated Checks"].lstrip().startswith("```"):
+        raise TaskLoadError(path, "Automated Checks", "no fenced ```python code block")
+    code = strip_codeblock(sections["Automated Checks"])
+    check_grader(code, path, "Automated Checks", first_line=code_line(path, "Automated Checks"))
     return GraderSpec(inline_code=code)
+
+
+def prompt_of(sections: dict[str, str], path: Path) -> str:
+    if "Prompt" not in sections:
+        raise TaskLoadError(path, "Prompt", "missing section '## Prompt'")
+    if not sections["Prompt"].strip():
+        raise TaskLoadError(path, "Prompt", "section is empty")
+    return sections["Prompt"].strip()
 
 
 def reference_solution(sections: dict[str, str], path: Path) -> Optional[str]:
@@ -197,20 +214,33 @@ def timeout_of(meta: dict[str, Any], path: Path) -> int:
     try:
         return int(meta.get("timeout_seconds", DEFAULT_TIMEOUT))
     except (TypeError, ValueError):
-        raise TaskLoadError(path, "timeout_seconds", f"not an integer: {meta.get('timeout_seconds')!r}") from None
+        raise TaskLoadError(path, "timeout_seconds",
+                            f"not a valid integer: {meta.get('timeout_seconds')!r}") from None
+
+
+def code_line(path: Path, title: str) -> int:
+    """The file line (1-based) where the code of the last `## title` section starts (after its fence)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    heads = [i for i, ln in enumerate(lines) if (m := _HEADER.match(ln)) and m.group(1) == title]
+    if not heads:
+        return 1
+    for i in range(heads[-1] + 1, len(lines)):
+        if lines[i].strip():
+            return i + 2 if lines[i].strip().startswith("```") else i + 1
+    return heads[-1] + 1
 
 
 def load(path: Path) -> TaskSpec:
     path = Path(path).resolve()
     meta, sections = parse(path)
-    raw_ws = strip_codeblock(sections.get("Workspace Path", ""))
+    raw_ws = plain(strip_codeblock(sections.get("Workspace Path", "")))
     if not raw_ws:
         raise TaskLoadError(path, "Workspace Path", "missing section '## Workspace Path'")
     folder, expected = resolve_workspace(raw_ws, path)
     agent_files, grading_files = workspace(folder) if folder else ([], [])
     skill_dirs, warnings = skills(strip_codeblock(sections.get("Skills", "")), path)
     timeout = timeout_of(meta, path)
-    prompt = sections.get("Prompt", "").strip()
+    prompt = prompt_of(sections, path)
     task_id = str(meta.get("id", path.stem))
     data = dict(
         id=task_id, name=str(meta.get("name") or task_id), category=str(meta.get("category") or path.parent.name),
@@ -220,7 +250,7 @@ def load(path: Path) -> TaskSpec:
         env=env_names(strip_codeblock(sections.get("Env", "")), path),
         warmup=lines_of(strip_codeblock(sections.get("Warmup", ""))),
         expected_behavior=sections.get("Expected Behavior", ""), grading_criteria=sections.get("Grading Criteria", ""),
-        grader=grader(strip_codeblock(sections.get("Automated Checks", "")), path), grading_files=grading_files,
+        grader=grader(sections, path), grading_files=grading_files,
         reference_solution=reference_solution(sections, path), load_warnings=warnings,
         setup_error=None if folder else missing_workspace_message(raw_ws, expected, path),
     )

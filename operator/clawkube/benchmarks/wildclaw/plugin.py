@@ -111,6 +111,8 @@ class WildClawBench(Benchmark):
         s = final_score(raw)
         if s is None:
             raise GradingError("grader returned no numeric field (the benchmark's summary counts this task as 0)")
+        if not 0.0 <= s <= 1.0:
+            raise GradingError(f"overall score {s} is outside 0..1")
         criteria = {k: v for k, v in raw.items() if k != "overall_score"}
         return Score(score=s, passed=s >= m.pass_threshold, criteria=criteria,
                      details={} if "overall_score" in raw else {"score_rule": "mean of numeric fields"})
