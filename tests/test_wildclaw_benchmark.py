@@ -189,7 +189,7 @@ def test_the_judge_reaches_the_grader_as_openrouter_settings_and_never_the_agent
     (r,) = LocalRunner(spec(tmp_path, judge=judge, commands=cmds), tmp_path / "out", progress=None).run().results
     assert r.score is not None and r.score.score == 1.0, r.error_message
     fields = r.score.details["grader_fields"]
-    assert fields == {"judge_model": "scripted/judge", "judge_url": "http://127.0.0.1:9/v1"}
+    assert fields == {"judge_model": "scripted/judge", "judge_url": "http://127.0.0.1:9/v1/"}  # as given
     events = [json.loads(x) for x in (tmp_path / "out/trials" / r.task_id / "0/transcript.jsonl").read_text().split("\n")
               if x]
     assert [e["content"].strip() for e in events if e["type"] == "tool_result"] == ["0"]

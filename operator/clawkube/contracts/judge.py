@@ -1,39 +1,85 @@
-"""The run's LLM judge as the grading side receives it: `spec.judge` with its key resolved.
+"""How the run's LLM judge (`spec.judge`) reaches the grading process, and only it.
 
-The trial process resolves `JudgeSpec` (base URL, model, key from `apiKeyEnv` in its own environment; on the
-cluster from `apiKeySecret`) into a `Judge` and hands each benchmark plugin's `judge_env(judge)` to the grading
-process only, never to an agent.
+- The grading request (`GradeRequest.judge`) carries the judge's base URL and model, never its key.
+- The key crosses into the grading process as the environment variable `KEY_ENV` only: locally the trial
+  process reads it from the variable `spec.judge.apiKeyEnv` names; on a cluster the grading pod gets it from
+  `spec.judge.apiKeySecret` (a secretKeyRef). Agent processes and agent pods never get any of these variables,
+  nor the variable `apiKeyEnv` names (unless it is also the agent's own model key, `spec.agent.api.apiKeyEnv`).
+- Grading pods get base URL and model as `BASE_URL_ENV` / `MODEL_ENV` (`from_env` reads them back).
+- Inside the grading process the benchmark plugin hands the `Judge` to its graders as they expect
+  (`Benchmark.judge_env`, the `judge` grader argument).
 """
 from __future__ import annotations
 
-import os
 from typing import Mapping, Optional
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"  # where a judge without baseUrl is asked (OpenRouter)
+from ..runspec import AgentSpec, JudgeSpec
+
+KEY_ENV = "CLAWKUBE_JUDGE_API_KEY"
+BASE_URL_ENV = "CLAWKUBE_JUDGE_BASE_URL"
+MODEL_ENV = "CLAWKUBE_JUDGE_MODEL"
+ALL_ENV = (KEY_ENV, BASE_URL_ENV, MODEL_ENV)
 
 
-class Judge(BaseModel):
+class JudgeConfig(BaseModel):
+    """The judge as the grading request carries it (no key)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+    model: str = Field(min_length=1)
+    base_url: Optional[str] = None
 
-    base_url: str  # OpenAI-compatible, ending in /v1 (e.g. http://127.0.0.1:8765/v1)
-    model: str
-    api_key: str = ""
-
-
-class JudgeKeyMissing(ValueError):
-    """The judge's key variable is named but not set."""
+    @classmethod
+    def of(cls, spec: Optional[JudgeSpec]) -> Optional["JudgeConfig"]:
+        return None if spec is None else cls(model=spec.model, base_url=spec.base_url)
 
 
-def resolve(spec, env: Optional[Mapping[str, str]] = None) -> Optional[Judge]:
-    """A `runspec.JudgeSpec` (or None) -> `Judge` (or None); the key from `apiKeyEnv` in `env` (default: ours)."""
-    if spec is None:
+class Judge(JudgeConfig):
+    """The judge inside the grading process: config + the key from `KEY_ENV` (None when none was given)."""
+
+    api_key: Optional[str] = None
+
+
+def key_env(spec: Optional[JudgeSpec], source: Mapping[str, str]) -> dict[str, str]:
+    """Local grading: {KEY_ENV: key} read from the variable `spec.apiKeyEnv` names, when set and present."""
+    if spec is None or not spec.api_key_env or spec.api_key_env not in source:
+        return {}
+    return {KEY_ENV: source[spec.api_key_env]}
+
+
+def missing_key(spec: Optional[JudgeSpec], source: Mapping[str, str]) -> Optional[str]:
+    """A message when the judge names a key variable that is not set (locally), else None."""
+    if spec is not None and spec.api_key_env and spec.api_key_env not in source:
+        return f"spec.judge.apiKeyEnv names {spec.api_key_env}, which is not set in the environment"
+    return None
+
+
+def agent_must_not_see(spec: Optional[JudgeSpec], agent: AgentSpec) -> set[str]:
+    """Variable names kept out of every agent-side environment."""
+    names = set(ALL_ENV)
+    if spec is not None and spec.api_key_env:
+        own = agent.api.api_key_env if agent.api is not None else None
+        if spec.api_key_env != own:
+            names.add(spec.api_key_env)
+    return names
+
+
+def from_env(env: Mapping[str, str]) -> Optional[JudgeConfig]:
+    """The grading pod's judge, from `MODEL_ENV` / `BASE_URL_ENV` (None without a model)."""
+    if not env.get(MODEL_ENV):
         return None
-    env = os.environ if env is None else env
-    key = ""
-    if spec.api_key_env:
-        if spec.api_key_env not in env:
-            raise JudgeKeyMissing(f"judge.apiKeyEnv names {spec.api_key_env}, which is not set")
-        key = env[spec.api_key_env]
-    return Judge(base_url=(spec.base_url or OPENROUTER_BASE_URL).rstrip("/"), model=spec.model, api_key=key)
+    return JudgeConfig(model=env[MODEL_ENV], base_url=env.get(BASE_URL_ENV) or None)
+
+
+def pod_env(spec: Optional[JudgeSpec]) -> list[dict]:
+    """The grading pod's judge variables (Kubernetes env entries); none without a judge."""
+    if spec is None:
+        return []
+    env: list[dict] = [{"name": MODEL_ENV, "value": spec.model}]
+    if spec.base_url:
+        env.append({"name": BASE_URL_ENV, "value": spec.base_url})
+    if spec.api_key_secret is not None:
+        env.append({"name": KEY_ENV, "valueFrom": {"secretKeyRef": {"name": spec.api_key_secret.name,
+                                                                    "key": spec.api_key_secret.key}}})
+    return env

@@ -26,6 +26,7 @@ class GradingManifest(BaseModel):
     format: str  # the benchmark plugin's name: it composes the score
     workspace_mount: Optional[str] = None  # where the grader sees the workspace (Benchmark.workspace_mount)
     entry: str = "grade"
+    needs_judge: bool = False  # grading needs the run's LLM judge (Benchmark.needs_judge)
     timeout_seconds: int = 120
     pass_threshold: float = 0.75
     env: list[str] = Field(default_factory=list)
@@ -36,4 +37,3 @@ class GradingManifest(BaseModel):
     env_snapshot_files: list[str] = Field(default_factory=list)
     env_snapshot_commands: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)  # dest paths of grading-only files, relative to the workspace
-    needs_judge: bool = False  # the grader calls an LLM judge (Benchmark.needs_judge): none configured = grading error

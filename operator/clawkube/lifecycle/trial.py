@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Optional
 
 from ..agents.base import Agent
-from ..benchmarks import registry
-from ..contracts.judge import Judge
+from ..agents.api import model_env
 from ..agents.registry import get_agent
 from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
-from ..runspec import AgentSpec, EvalMode
+from ..contracts import judge as judges
+from ..runspec import AgentSpec, EvalMode, JudgeSpec
 from ..services.client import ServiceError
 from ..services.command import agent_env as service_env
 from ..services.injection import InjectionConfig
@@ -67,8 +67,7 @@ class TrialPlan:
     error_injection_rate: float = 0.0
     seed: int = 0
     dir_name: Optional[str] = None  # result folder name under trials/<task>/ (default: the trial index)
-    judge: Optional[Judge] = None  # the run's LLM judge: its environment reaches the grading process only
-    judge_key_env: Optional[str] = None  # the variable holding the judge's key: never passed to the agent
+    judge: Optional[JudgeSpec] = None  # the run's LLM judge: grading process only
 
     @property
     def result_dir(self) -> Path:
@@ -107,7 +106,8 @@ class _Trial:
     plan: TrialPlan
     manifest: bundles.AgentManifest
     agent: Agent
-    env: dict[str, str]
+    env: dict[str, str]  # agent side (and the env-snapshot probes)
+    grading_env: dict[str, str]  # the grading process: env + the judge's key
     services: LocalServices
     scratch: Path
     clock: dict[str, float]
@@ -163,22 +163,15 @@ def _author(tr: _Trial, phase: str, out: Path, context: Optional[str] = None) ->
                     tr.plan.agent.args, tr.env, tr.plan.isolation, tr.timeout, context)
 
 
-def grading_env(env: dict[str, str], gm, judge: Optional[Judge]) -> dict[str, str]:
-    """The grading process's environment: the task's, plus the run's judge as the task's benchmark hands it on."""
-    return {**env, **(registry.get(gm.format).judge_env(judge) if judge is not None else {})}
-
-
 def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optional[str]]:
     t = tr.plan.task
     grading_ws, gm = tr.timed("firewall", phases.firewall, dirs, t.grading_dir, tr.env)
-    if gm.needs_judge and tr.plan.judge is None:
-        return None, "no judge configured (this task's grader calls an LLM judge: set spec.judge)"
-    env = grading_env(tr.env, gm, tr.plan.judge)
+    judge = judges.JudgeConfig.of(tr.plan.judge)
     last_error = None
     for _ in range(max(1, tr.plan.grading_attempts)):
         try:
-            return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, env,
-                            tr.plan.grader_timeout), None
+            return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, tr.grading_env,
+                            tr.plan.grader_timeout, judge), None
         except GradingError as e:
             last_error = str(e)
     return None, last_error
@@ -250,11 +243,15 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
         if manifest.setup_error:  # the task cannot run here (e.g. its workspace is not downloaded)
             return _finish(result, dirs, clock, ErrorKind.SETUP_ERROR, manifest.setup_error)
         agent = get_agent(plan.agent.harness)
-        names = [n for n in [*manifest.view.env, *agent.credential_env] if n != plan.judge_key_env]
-        env = task_env(names, plan.env or dict(os.environ))
+        source = plan.env or dict(os.environ)
+        hidden_env = judges.agent_must_not_see(plan.judge, plan.agent)
+        env = {**task_env([n for n in [*manifest.view.env, *agent.credential_env] if n not in hidden_env], source),
+               **model_env(plan.agent.api, source)}
+        grading_env = {**task_env(manifest.view.env, source), **judges.key_env(plan.judge, source)}
         services = LocalServices(manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
                                  InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key))
-        tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, services=services, scratch=scratch, clock=clock)
+        tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, grading_env=grading_env, services=services,
+                    scratch=scratch, clock=clock)
         try:
             try:
                 if manifest.services:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, Optional
 
@@ -34,6 +35,7 @@ from . import load as loader
 from . import session
 
 JUDGE_ENV_MARK = "OPENROUTER_API_KEY"  # a grader that reads this calls the judge
+OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"  # the benchmark's default judge endpoint (.env.example)
 
 
 def split_fields(result: dict[str, Any]) -> GraderResult:
@@ -86,10 +88,13 @@ class WildClawBench(Benchmark):
         return JUDGE_ENV_MARK in (task.grader.inline_code or "")
 
     def judge_env(self, judge: Judge) -> dict[str, str]:
-        return {"OPENROUTER_API_KEY": judge.api_key, "OPENROUTER_BASE_URL": judge.base_url, "JUDGE_MODEL": judge.model}
+        return {"OPENROUTER_API_KEY": judge.api_key or "", "OPENROUTER_BASE_URL": judge.base_url or OPENROUTER_BASE_URL,
+                "JUDGE_MODEL": judge.model}
 
     # --- grading process ----------------------------------------------------------------------------------------------
-    def run_grader(self, req: GradeRequest) -> GraderResult:
+    def run_grader(self, req: GradeRequest, judge: Optional[Judge] = None) -> GraderResult:
+        if judge is not None:
+            os.environ.update(self.judge_env(judge))
         rows = session.to_session(read_jsonl(Path(req.transcript_path)), cwd=req.workspace_path)
         session_file = Path(req.output_path).with_name("openclaw_session.jsonl")
         session.write(rows, session_file)
