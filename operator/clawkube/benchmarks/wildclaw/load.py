@@ -176,7 +176,7 @@ def skills(text: str, task_file: Path) -> tuple[list[Path], list[str]]:
 
 
 def env_names(text: str, path: Path) -> list[str]:
-    names = lines_of(text)
+    names = [plain(n) for n in lines_of(text)]
     for n in names:
         if not _ENV_NAME.match(n):
             raise TaskLoadError(path, "Env", f"'{n}' is not an environment variable name")

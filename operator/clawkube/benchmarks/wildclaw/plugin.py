@@ -16,6 +16,7 @@
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -85,7 +86,9 @@ class WildClawBench(Benchmark):
 
     # --- judge ------------------------------------------------------------------------------------------------------
     def needs_judge(self, task: TaskSpec) -> bool:
-        return JUDGE_ENV_MARK in (task.grader.inline_code or "")
+        """The benchmark's graders read OPENROUTER_API_KEY; graders of this project's own format may instead
+        require a `judge` argument (the default rule)."""
+        return JUDGE_ENV_MARK in (task.grader.inline_code or "") or super().needs_judge(task)
 
     def judge_env(self, judge: Judge) -> dict[str, str]:
         return {"OPENROUTER_API_KEY": judge.api_key or "", "OPENROUTER_BASE_URL": judge.base_url or OPENROUTER_BASE_URL,
@@ -106,10 +109,20 @@ class WildClawBench(Benchmark):
         grade = namespace.get(req.entry)
         if not callable(grade):
             raise AttributeError(f"grader defines no callable {req.entry}()")
-        result = json.loads(json.dumps(grade(transcript=transcript, workspace_path=req.workspace_path)))
+        result = json.loads(json.dumps(grade(**self._grade_kwargs(grade, transcript, req, judge))))
         if not isinstance(result, dict):
             raise TypeError(f"grade() returned {type(result).__name__}, expected a dict")
         return split_fields(result)
+
+    def _grade_kwargs(self, grade, transcript: list, req: GradeRequest, judge: Optional[Judge]) -> dict[str, Any]:
+        """Upstream calls `grade(transcript=..., workspace_path=...)`: so do we for the benchmark's graders (they
+        name both or take **kwargs). A grader of this project's own format gets the arguments it names."""
+        params = inspect.signature(grade).parameters
+        upstream = {"transcript": transcript, "workspace_path": req.workspace_path}
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return upstream
+        more = {k: make for k, make in self.grader_kwargs(req, judge).items() if k in params and k not in upstream}
+        return {**{k: v for k, v in upstream.items() if k in params}, **{k: make() for k, make in more.items()}}
 
     # --- score ---------------------------------------------------------------------------------------------------------
     def score(self, m: GradingManifest, raw: dict[str, float], evidence: Optional[Evidence]) -> Score:
