@@ -7,7 +7,7 @@ from typing import Any, Iterable, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from ..results.model import Usage
+from ..results.model import TOOL_KINDS, Usage  # noqa: F401  (TOOL_KINDS re-exported)
 
 EventType = Literal["message", "tool_call", "tool_result", "usage", "error", "meta"]
 Role = Literal["system", "user", "assistant", "tool"]
@@ -23,9 +23,6 @@ class TranscriptEvent(BaseModel):
     ts: Optional[float] = None
     usage: Optional[Usage] = None
     raw: Optional[dict[str, Any]] = Field(default=None, exclude=True)  # kept in memory only
-
-
-TOOL_KINDS = ("exec", "read", "write", "search", "web", "browser", "plan", "agent", "mcp", "other")
 
 
 def tool_kind(name: str, kinds: dict[str, str]) -> str:

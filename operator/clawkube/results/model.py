@@ -22,6 +22,10 @@ class TrialState(str, Enum):
     FAILED = "failed"  # no score: see error_kind
 
 
+# Kinds of tool calls counted in `Usage.tool_calls_by_kind` (each adapter maps its harness's tool names).
+TOOL_KINDS = ("exec", "read", "write", "search", "web", "browser", "plan", "agent", "mcp", "other")
+
+
 class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
