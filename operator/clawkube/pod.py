@@ -160,14 +160,9 @@ def main_agent(args: argparse.Namespace) -> int:
             raise ValueError(f"stage {name!r} is a grading stage: it runs in `clawkube pod grade`")
         bdir = _bundle_dir(args.bundle)
         m = bundles.read_agent_manifest(bdir)
-<<<<<<< HEAD
         if m.setup_error:  # the task cannot run here (e.g. its workspace is not downloaded)
             raise _SetupError(m.setup_error)
-        harness = args.harness or os.environ.get("CLAWKUBE_HARNESS", "nop")
-        agent = get_agent(harness)
-=======
         agent = get_agent(args.harness or penv.harness or "nop")
->>>>>>> main
         env = task_env([*m.view.env, *agent.credential_env, *MODEL_ENV], dict(os.environ))
         agent_args = penv.agent_args if penv.agent_args is not None else json.loads(args.args_json or "{}")
         timeout = args.timeout or penv.timeout_seconds or m.view.timeout_seconds
@@ -175,18 +170,12 @@ def main_agent(args: argparse.Namespace) -> int:
             ap = _write_skills(stage, penv, Path(args.workspace).parent, out, m, agent, args.model, agent_args, env,
                                timeout)
         else:
-<<<<<<< HEAD
-            ap = _execute(Path(args.workspace), out, bdir, m, agent, args.model, agent_args, env, timeout, summary)
-        summary.update(exit_code=ap.exit_code, timed_out=ap.timed_out, usage=ap.usage.model_dump(),
-                       error_kind=ap.error_kind.value if ap.error_kind else None, error_message=ap.error_message)
-    except _SetupError as e:
-        summary.update(error_kind=ErrorKind.SETUP_ERROR.value, error_message=str(e))
-=======
             ap = _execute(Path(args.workspace), out, bdir, m, agent, args.model, agent_args, env, timeout, summary,
                           penv)
         summary = summary.model_copy(update={"exit_code": ap.exit_code, "timed_out": ap.timed_out, "usage": ap.usage,
                                              "error_kind": ap.error_kind, "error_message": ap.error_message})
->>>>>>> main
+    except _SetupError as e:
+        summary = summary.model_copy(update={"error_kind": ErrorKind.SETUP_ERROR, "error_message": str(e)})
     except Exception as e:
         summary.error_kind, summary.error_message = ErrorKind.INFRA, f"agent pod: {type(e).__name__}: {e}"
     _upload(out, summary)

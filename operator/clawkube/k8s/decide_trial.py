@@ -87,15 +87,6 @@ def attempt_prefix(ctx: TrialContext, t: TrialObs, attempt: int, what: str) -> O
     return None if base is None else f"{base}a{attempt}/{what}/"
 
 
-<<<<<<< HEAD
-def retry_limit(policy: RetryPolicy, kind: ErrorKind) -> int:
-    return {ErrorKind.AGENT_TIMEOUT: policy.agent_timeout, ErrorKind.AGENT_ERROR: policy.agent_error,
-            ErrorKind.GRADING_ERROR: policy.grading_error, ErrorKind.INFRA: policy.infra,
-            ErrorKind.SETUP_ERROR: 1}[kind]
-
-
-=======
->>>>>>> main
 def decide_trial(t: TrialObs, pods: dict[str, PodObs], ctx: TrialContext, may_start: bool) -> list[Action]:
     s = t.status
     if s.finished:
