@@ -1,0 +1,299 @@
+"""EvoClawBench score parity: the same scripted agent behaviours through EvoClawBench's own runner and through
+this project, in all three modes (baseline, preskill, postskill); per-task and sub-problem scores must match.
+
+    python bench/conformance.py evoclawbench [--upstream DIR] [--tasks ID,ID,...] [--behaviours ...]
+                                              [--workers N] [--upstream-python PY] [--keep DIR]
+
+Behaviours (the same shell commands, run by this project's `script` agent and, for the benchmark's runner, by
+bench/evoclaw_shim.py standing in for the `openclaw` command line):
+- none:    does nothing; its final message is "done";
+- partial: writes some of the expected outputs (generated tasks: the first case right, the second one wrong;
+           hand-written tasks: placeholders for half of the `outputs/...` files the prompt names);
+- right:   writes every expected output (generated tasks: the values their grader expects; hand-written tasks:
+           placeholders for every named output); the sanity task answers "EvoClawBench ready";
+- skill:   the skill-writing agent: PreSkill authoring and PostSkill summary write `skills/<name>/SKILL.md` and a
+           `scripts/solve.sh` (the summary only when `.evoclawbench/first_run_context.json` is there, and it keeps a
+           copy under `references/`); an execution runs that script when the skill is there, else acts as partial;
+- mutate:  as skill, but the execution also edits the skill (a skill mutation violation in PreSkill/PostSkill).
+Hybrid tasks call the judge: the project's scripted model server (`clawkube.modelserver`) answers both runners'
+judge requests from the same script (a higher total when the prompt shows output files), and the judge prompts
+the two runners sent are compared too.
+
+Without `--upstream` it runs this project's side only and says parity was not checked. The upstream runner runs
+from the checkout as it is (`scripts/benchmark.py --environment local --runtime openclaw --mode all`), in a
+scratch folder, with a Python environment holding the dependencies its script header declares (built once under
+~/.cache/clawkube/, or `--upstream-python`).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import base64
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Optional
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path.insert(0, str(REPO / "operator"))
+sys.path.insert(0, str(BENCH))
+
+import evoclaw_shim  # noqa: E402
+
+MODES = ("baseline", "preskill", "postskill")
+BEHAVIOURS = ("none", "partial", "right", "skill", "mutate")
+# >= 20 tasks across the hand-written families and the generated task families; every grading type, the two
+# graders with third-party imports (openpyxl, python-docx) and yaml, and the sanity task (reads the transcript).
+DEFAULT_TASKS = (
+    "task_00_sanity", "task_01_batch_data_transform", "task_02_log_analysis", "task_05_config_migration",
+    "task_07_doc_extraction", "task_09_excel_analytics", "task_12_docx_generation", "task_13_data_pipeline",
+    "task_14_email_processing", "task_17_invoice_processing", "task_20_env_config",
+    "task_22_finance_ledger_reconciliation", "task_27_contract_clause_extraction",
+    "task_32_appointment_referral_triage", "task_37_procurement_bid_scoring", "task_42_employee_onboarding_checklist",
+    "task_47_support_ticket_escalation", "task_52_kubernetes_policy_review", "task_57_security_alert_correlation",
+    "task_63_messy_csv_normalization", "task_67_research_claim_evidence", "task_72_localization_placeholder_qa",
+    "task_77_ecommerce_catalog_normalization", "task_82_facilities_maintenance_prioritization",
+    "task_87_civic_service_request_routing", "task_92_crm_pipeline_hygiene", "task_100_inbox_rules_classification",
+)
+JUDGE_MODEL = "judge"
+AGENT_MODEL = "scripted/agent"
+TOL = 1e-6
+
+
+# --- the task files (read for scripting behaviours only) -----------------------------------------------------------
+
+def task_file(tasks_dir: Path, task_id: str) -> Path:
+    for p in sorted(tasks_dir.glob("task_*.md")):
+        if re.search(rf"^id:\s*{re.escape(task_id)}\s*$", p.read_text(encoding="utf-8"), re.M):
+            return p
+    raise SystemExit(f"no task {task_id} under {tasks_dir}")
+
+
+def grader_code(text: str) -> str:
+    section = text.split("## Automated Checks", 1)[1] if "## Automated Checks" in text else ""
+    m = re.search(r"```python\s*(.*?)\s*```", section, re.S)
+    return m.group(1) if m else ""
+
+
+def expected_reports(code: str) -> Optional[dict[str, Any]]:
+    """A generated task's `expected = {case_id: {field: value}}` literal (its grader compares
+    outputs/<case_id>_report.json to it), or None for a hand-written task."""
+    if 'f"{case_id}_report.json"' not in code:
+        return None
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "expected" for t in node.targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+def named_outputs(text: str) -> list[str]:
+    """The `outputs/...` files a hand-written task's text names, in order."""
+    seen: dict[str, None] = {}
+    for m in re.finditer(r"`(outputs/[A-Za-z0-9_./-]+)`", text):
+        if not m.group(1).endswith("/"):
+            seen.setdefault(m.group(1))
+    return list(seen)
+
+
+def placeholder(path: str) -> str:
+    return "{}\n" if path.endswith(".json") else f"placeholder for {path}\n"
+
+
+# --- behaviours as shell commands ------------------------------------------------------------------------------------
+
+def write_cmd(path: str, content: str) -> str:
+    data = base64.b64encode(content.encode()).decode()
+    return f"mkdir -p {shlex.quote(str(Path(path).parent))} && printf %s {data} | base64 -d > {shlex.quote(path)}"
+
+
+def solution_files(text: str, kind: str) -> dict[str, str]:
+    """The files a `right` or `partial` behaviour writes for this task."""
+    expected = expected_reports(grader_code(text))
+    if expected is not None:
+        cases = sorted(expected)
+        if kind == "right":
+            return {f"outputs/{c}_report.json": json.dumps(expected[c], indent=2) + "\n" for c in cases}
+        files = {f"outputs/{cases[0]}_report.json": json.dumps(expected[cases[0]]) + "\n"}
+        if len(cases) > 1:
+            files[f"outputs/{cases[1]}_report.json"] = json.dumps({"note": "unsure"}) + "\n"
+        return files
+    names = named_outputs(text)
+    if kind == "partial":
+        names = names[: max(1, len(names) // 2)] if names else []
+    return {n: placeholder(n) for n in names}
+
+
+def skill_name(task_id: str) -> str:
+    return task_id.replace("_", "-")[:40]
+
+
+def skill_commands(task_id: str, solve: list[str], with_context: bool) -> list[str]:
+    name = skill_name(task_id)
+    root = f"skills/{name}"
+    skill_md = (f"---\nname: {name}\ndescription: Solve {task_id} from its fixtures and write the reports it asks "
+                f"for.\n---\n\n# {task_id}\n\nRun `bash {root}/scripts/solve.sh` from the workspace root; it writes "
+                "every report under outputs/. Check each file is valid JSON before finishing.\n")
+    cmds = [write_cmd(f"{root}/SKILL.md", skill_md), write_cmd(f"{root}/scripts/solve.sh", "\n".join(solve) + "\n")]
+    if with_context:
+        guard = "test -f .evoclawbench/first_run_context.json || { echo 'no first-run context'; exit 0; }"
+        keep = f"mkdir -p {root}/references && cp .evoclawbench/first_run_context.json {root}/references/"
+        return [f"( {guard} && {' && '.join(cmds)} && {keep} )"]
+    return cmds
+
+
+def behaviour(task_id: str, text: str, kind: str) -> dict[str, Any]:
+    final = "EvoClawBench ready" if task_id == "task_00_sanity" and kind != "none" else "done"
+    if kind == "none":
+        return {"execution": [], "authoring": [], "summary": [], "final_message": final}
+    partial = [write_cmd(p, c) for p, c in solution_files(text, "partial").items()]
+    if kind in ("partial", "right"):
+        files = solution_files(text, kind)
+        return {"execution": [write_cmd(p, c) for p, c in files.items()], "authoring": [], "summary": [],
+                "final_message": final}
+    right = [write_cmd(p, c) for p, c in solution_files(text, "right").items()]
+    script = f"skills/{skill_name(task_id)}/scripts/solve.sh"
+    run_skill = f"if [ -f {script} ]; then bash {script}; else {' && '.join(partial) or 'true'}; fi"
+    execution = [run_skill, "ls outputs"]
+    if kind == "mutate":
+        execution.append(f"if [ -d skills/{skill_name(task_id)} ]; then echo '- edited during execution' >> "
+                         f"skills/{skill_name(task_id)}/SKILL.md; fi")
+    return {"execution": execution, "authoring": skill_commands(task_id, right, False),
+            "summary": skill_commands(task_id, right, True), "final_message": final}
+
+
+def behaviours(tasks_dir: Path, task_ids: list[str], kind: str) -> dict[str, dict[str, Any]]:
+    return {t: behaviour(t, task_file(tasks_dir, t).read_text(encoding="utf-8"), kind) for t in task_ids}
+
+
+def judge_script() -> dict[str, Any]:
+    """The scripted judge: a strict JSON verdict, higher when the prompt shows the agent's output files."""
+    def verdict(total: float, note: str) -> str:
+        return json.dumps({"scores": {"accuracy": total, "completeness": total}, "total": total, "notes": note})
+    return {"models": [JUDGE_MODEL],
+            "rules": [{"name": "judge-with-outputs", "when": {"model": JUDGE_MODEL, "contains": "--- Output:"},
+                       "text": verdict(0.8, "outputs present")},
+                      {"name": "judge-no-outputs", "when": {"model": JUDGE_MODEL}, "text": verdict(0.1, "no outputs")}],
+            "fallback": {"text": "Done."}}
+
+
+# --- one row per (behaviour, mode, task) -------------------------------------------------------------------------
+
+def row(score: Optional[float], subs: list[float], first: Optional[float], violation: Optional[bool],
+        skills: list[str], quality: Optional[float], breakdown: dict[str, float], note: str = "") -> dict[str, Any]:
+    return {"score": score, "sub_problem_scores": [round(s, 6) for s in subs], "first_pass": first,
+            "violation": violation, "skills": sorted(skills), "skill_quality": quality,
+            "breakdown": {k: round(v, 6) for k, v in sorted(breakdown.items())}, "note": note}
+
+
+# --- EvoClawBench's own runner ----------------------------------------------------------------------------------------
+
+def upstream_layout(upstream: Path) -> Path:
+    """The folder holding scripts/benchmark.py and tasks/ (the repository root's evoclawbench/, or itself)."""
+    for base in (upstream / "evoclawbench", upstream):
+        if (base / "scripts" / "benchmark.py").is_file() and (base / "tasks").is_dir():
+            return base
+    raise SystemExit(f"--upstream {upstream}: no evoclawbench/scripts/benchmark.py there")
+
+
+def script_dependencies(benchmark_py: Path) -> list[str]:
+    """The dependencies the runner's own script header (`# /// script`) declares."""
+    text = benchmark_py.read_text(encoding="utf-8")
+    block = re.search(r"^# /// script\n(.*?)^# ///", text, re.S | re.M)
+    if not block:
+        return []
+    return re.findall(r'^#\s+"([^"]+)",?\s*$', block.group(1), re.M)
+
+
+def upstream_python(base: Path, given: Optional[str]) -> str:
+    if given:
+        return given
+    deps = script_dependencies(base / "scripts" / "benchmark.py")
+    venv = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "clawkube" / "evoclaw-upstream-venv"
+    py = venv / "bin" / "python"
+    stamp = venv / "deps.txt"
+    if not (py.exists() and stamp.is_file() and stamp.read_text() == "\n".join(deps)):
+        print(f"== a Python environment for the upstream runner: {venv} ({', '.join(deps)})", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", *deps], check=True)
+        stamp.write_text("\n".join(deps))
+    return str(py)
+
+
+def run_upstream(base: Path, python: str, task_ids: list[str], table: dict[str, dict], judge_url: str, work: Path,
+                 workers: int) -> dict[str, Any]:
+    """One runner invocation (`--mode all`) over the tasks with these behaviours; returns its results JSON."""
+    work = work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "behaviours.json").write_text(json.dumps(table))
+    shim_bin = evoclaw_shim.install(work / "bin")
+    env = {**os.environ, "PATH": f"{shim_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(work / "home"),
+           "EVOCLAW_SHIM_BEHAVIOURS": str(work / "behaviours.json"), "OPENAI_BASE_URL": judge_url + "/v1",
+           "OPENAI_API_KEY": "scripted", "PYTHONUNBUFFERED": "1"}
+    env.pop("OPENROUTER_API_KEY", None)
+    cmd = [python, str(base / "scripts" / "benchmark.py"), "--model", AGENT_MODEL, "--runtime", "openclaw",
+           "--mode", "all", "--suite", ",".join(task_ids), "--workers", str(workers), "--no-progress",
+           "--environment", "local", "--judge", JUDGE_MODEL, "--output-dir", "results"]
+    p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
+    (work / "runner.log").write_text(p.stdout + p.stderr)
+    found = sorted((work / "results").glob("[0-9][0-9][0-9][0-9]_*.json"))
+    found = [f for f in found if not f.name.endswith(".trajectories.json")]
+    if p.returncode != 0 or not found:
+        raise SystemExit(f"upstream runner failed (exit {p.returncode}); log: {work / 'runner.log'}\n"
+                         + (p.stdout + p.stderr)[-2000:])
+    return json.loads(found[-1].read_text())
+
+
+def upstream_rows(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for mode in MODES:
+        for task_id, entry in (results.get(f"{mode}_results") or {}).items():
+            grade = (entry.get("grades") or [{}])[-1]
+            first = None
+            if mode == "postskill":
+                first = (entry.get("first_pass_grades") or [{}])[-1].get("score")
+            violation = entry.get("skill_mutation_violation") if mode != "baseline" else None
+            skills = [s["name"] for s in entry.get("created_skills") or []] if mode != "baseline" else []
+            quality = entry.get("skill_quality_score") if mode != "baseline" else None
+            rows[(mode, task_id)] = row(grade.get("score"), grade.get("sub_problem_scores") or [], first, violation,
+                                        skills, quality, grade.get("breakdown") or {}, grade.get("notes") or "")
+    return rows
+
+
+# --- comparison and the table ------------------------------------------------------------------------------------------
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return abs(a - b) <= TOL
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    return a == b
+
+
+FIELDS = ("score", "sub_problem_scores", "first_pass", "violation", "skills", "skill_quality", "breakdown")
+
+
+def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    return [f for f in FIELDS if not _close(ours.get(f), theirs.get(f))]
+
+
+def fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    if isinstance(v, list):
+        return "[" + ",".join(fmt(x) for x in v) + "]" if v else "[]"
+    return str(v)
