@@ -69,6 +69,19 @@ AGENT_MODEL = "scripted/agent"
 TOL = 1e-6
 
 
+def data_root(given: Optional[Path] = None) -> Path:
+    """The shared EvoClawBench data folder (../shared/benchmarks/evoclawbench beside the repository, or
+    $CLAWKUBE_BENCHMARKS_DATA/evoclawbench)."""
+    if given is not None:
+        return given
+    env = os.environ.get("CLAWKUBE_BENCHMARKS_DATA")
+    candidates = [Path(env)] if env else [p / "shared" / "benchmarks" for p in REPO.parents]
+    for c in candidates:
+        if (c / "evoclawbench").is_dir():
+            return c / "evoclawbench"
+    raise SystemExit("no EvoClawBench data: set CLAWKUBE_BENCHMARKS_DATA to ../shared/benchmarks")
+
+
 # --- the task files (read for scripting behaviours only) -----------------------------------------------------------
 
 def task_file(tasks_dir: Path, task_id: str) -> Path:
