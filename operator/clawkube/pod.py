@@ -35,11 +35,13 @@ from .results.model import ErrorKind, Score
 from .services import sidecars
 from .services.command import agent_env as service_env
 from .services.sidecars import SidecarServices
-from .skills.context import context_from_artifacts
+from .contracts.grading import JUDGE_KEY_ENV
+from .runspec import JudgeSpec
+from .skills.context import context_from_artifacts, facts_of
 from .skills.hashing import hashes
 from .skills.hashing import report as skill_report
 from .skills.phase_args import phase_args
-from .skills.writing import SKILL_PHASES, write_skills
+from .skills.writing import phase_manifest, write_skills
 
 TERMINATION_LIMIT = 4096  # bytes Kubernetes keeps of a termination message
 
@@ -149,6 +151,9 @@ def _upload(out: Path, summary: dict[str, Any]) -> None:
         summary["upload_error"] = f"{type(e).__name__}: {e}"
 
 
+STAGE_PHASES = {"authoring": "preskill_author", "summary": "postskill_summary"}  # skill-writing stages
+
+
 def main_agent(args: argparse.Namespace) -> int:
     harden_process()
     out = Path(args.out)
@@ -162,8 +167,9 @@ def main_agent(args: argparse.Namespace) -> int:
         env = task_env([*m.view.env, *agent.credential_env], dict(os.environ))
         agent_args = json.loads(os.environ.get("CLAWKUBE_AGENT_ARGS") or args.args_json or "{}")
         timeout = args.timeout or int(os.environ.get("CLAWKUBE_TIMEOUT_SECONDS") or m.view.timeout_seconds)
-        if stage in SKILL_PHASES:
-            ap = _write_skills(stage, Path(args.workspace).parent, out, m, agent, args.model, agent_args, env, timeout)
+        if stage in STAGE_PHASES:
+            ap = _write_skills(stage, Path(args.workspace).parent, out, bdir, m, agent, args.model, agent_args, env,
+                               timeout)
         else:
             ap = _execute(Path(args.workspace), out, bdir, m, agent, args.model, agent_args, env, timeout, summary)
         summary.update(exit_code=ap.exit_code, timed_out=ap.timed_out, usage=ap.usage.model_dump(),
@@ -180,7 +186,7 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
     """The task itself (an execution or a PostSkill first run): services, setup, agent, audit, capture."""
     scratch = ws.parent
     dirs = phases.TrialDirs(bundle=bdir, workspace=ws, home=scratch / "home", skills=scratch / "skills",
-                            out=out, grading=scratch / "unused")
+                            out=out, grading=scratch / "unused").for_manifest(m)
     iso = phases.Isolation(mode="none")
     authored = None
     if os.environ.get("CLAWKUBE_SKILLS_URI"):  # PreSkill/PostSkill: only the skills the last stage wrote
@@ -189,15 +195,18 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
             fetch_folder(os.environ["CLAWKUBE_SKILLS_URI"], authored, required=False)
         except Exception as e:
             raise RuntimeError(f"cannot fetch the authored skills from {os.environ['CLAWKUBE_SKILLS_URI']}: {e}") from e
+    stage = summary.get("stage", "execution")
+    phase = "postskill_first" if stage == "first_run" else ("preskill_execute" if authored else "baseline")
+    pm = phase_manifest(m, phase)
     services = SidecarServices(m.services, Path(os.environ.get(sidecars.TOKEN_ENV) or sidecars.TOKEN_FILE),
                                bdir / bundles.SERVICES_DIR)
     try:
         urls = services.start()
         services.reset()
         env = {**env, **service_env(urls)}
-        initial = phases.setup(dirs, m, iso, env, authored)
+        initial = phases.setup(dirs, pm, iso, env, authored)
         before = hashes(dirs.skills)
-        ctx = phases.agent_context(dirs, m, agent, model, phase_args(agent_args, "execution"), env, urls)
+        ctx = phases.agent_context(dirs, pm, agent, model, phase_args(agent_args, "execution"), env, urls)
         ap = phases.run_agent(dirs, ctx, agent, iso, timeout)
         services.collect(dirs.audit)
     finally:
@@ -209,8 +218,8 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
     return ap
 
 
-def _write_skills(stage: str, scratch: Path, out: Path, m: bundles.AgentManifest, agent, model: Optional[str],
-                  agent_args: dict, env: dict[str, str], timeout: int) -> phases.AgentPhase:
+def _write_skills(stage: str, scratch: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent,
+                  model: Optional[str], agent_args: dict, env: dict[str, str], timeout: int) -> phases.AgentPhase:
     """A skill-writing stage; a summary stage first builds the first-run context (only agent-side artifacts
     and the first run's score: never grader output)."""
     context = None
@@ -222,14 +231,22 @@ def _write_skills(stage: str, scratch: Path, out: Path, m: bundles.AgentManifest
         except Exception as e:
             raise RuntimeError(f"cannot fetch the first run's artifacts from {source or '(unset)'}: {e}") from e
         record = json.loads(os.environ.get("CLAWKUBE_FIRST_RUN") or "{}")
-        score = Score.model_validate(record["score"]) if record.get("score") else None
-        context = context_from_artifacts(first, score, record.get("agent_error"), record.get("grading_error"),
-                                         scratch / "context")
+        context = context_from_artifacts(first, facts_of(m), record.get("score"), scratch / "context")
         out.mkdir(parents=True, exist_ok=True)
-        (out / "context.txt").write_text(context)
-    _, ap = write_skills(stage, scratch / stage, out, m, agent, model, agent_args, env, phases.Isolation(mode="none"),
-                         timeout, context)
+        workspace.write_json(out / "first_run_context.json", context)
+    phase = STAGE_PHASES[stage]
+    _, ap, created = write_skills(phase, scratch / stage, out, bdir, m, agent, model, agent_args, env,
+                                  phases.Isolation(mode="none"), timeout, context)
+    workspace.write_json(out / "created_skills.json", [c.model_dump() for c in created])
     return ap
+
+
+def _judge_from_env() -> Optional[JudgeSpec]:
+    """The run's judge in a grading pod: `$CLAWKUBE_JUDGE` (JudgeSpec JSON); its key in $CLAWKUBE_JUDGE_API_KEY."""
+    raw = os.environ.get("CLAWKUBE_JUDGE")
+    if not raw:
+        return None
+    return JudgeSpec.model_validate_json(raw).model_copy(update={"api_key_env": JUDGE_KEY_ENV, "api_key_secret": None})
 
 
 def main_grade(args: argparse.Namespace) -> int:
@@ -247,7 +264,7 @@ def main_grade(args: argparse.Namespace) -> int:
         m = bundles.read_grading_manifest(gdir)
         env = task_env(m.env, dict(os.environ))
         ws, m = phases.firewall(dirs, gdir, env)
-        score = phases.grade(dirs, gdir, ws, m, env)
+        score = phases.grade(dirs, gdir, ws, m, env, judge=_judge_from_env())
         summary.update(score=score.model_dump(), error_kind=None, error_message=None)
     except GradingError as e:
         summary.update(error_kind=ErrorKind.GRADING_ERROR.value, error_message=str(e))

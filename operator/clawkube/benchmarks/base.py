@@ -42,6 +42,8 @@ class WorkspaceLayout(BaseModel):
     mount: Optional[str] = None  # absolute path inside the sandbox; None = wherever the engine puts it
     agent_files: list[FileMapping] = []
     grading_files: list[FileMapping] = []
+    dirs: list[str] = []  # empty folders made in the workspace before the agent starts (e.g. outputs/)
+    skills_path: Optional[str] = None  # where the agent's skills live inside the workspace; None = outside it
 
 
 def check_range(raw: dict[str, float]) -> None:
@@ -89,6 +91,7 @@ class Benchmark(ABC):
     detect_priority: ClassVar[int] = 50  # lower is asked first; a catch-all format asks last
     workspace_mount: ClassVar[Optional[str]] = None  # where agent and grader see the workspace; None = anywhere
     grader_requirements: ClassVar[tuple[str, ...]] = ()  # modules the graders import (validate checks them)
+    grader_packages: ClassVar[dict[str, str]] = {}  # module -> the pip package that provides it, where they differ
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
 
     # --- tasks on disk -------------------------------------------------------------------------------------------
@@ -110,12 +113,40 @@ class Benchmark(ABC):
         return WorkspaceLayout(mount=self.workspace_mount, agent_files=list(task.workspace),
                                grading_files=list(task.grading_files))
 
+    def authoring_skills(self, task: TaskSpec) -> list[Path]:
+        """Skill folders seeded into the skill-writing phases of PreSkill/PostSkill only (never executions)."""
+        return []
+
+    def agent_data(self, task: TaskSpec) -> dict[str, Any]:
+        """The plugin's own agent-side data (AgentManifest.benchmark_data)."""
+        return {}
+
+    def grading_data(self, task: TaskSpec) -> dict[str, Any]:
+        """The plugin's own grading-side data (GradingManifest.benchmark_data); never reaches the agent."""
+        return {}
+
+    def phase_prompt(self, phase: str, prompt: str) -> str:
+        """The prompt the agent gets in an EvoClawBench mode phase (skills/protocol.py): the skill-writing and
+        skill-reuse phases put the mode's prefix before it; a plain execution gets the task's prompt as it is."""
+        from ..skills import protocol
+
+        return prompt if phase in protocol.BASELINE_PHASES else protocol.phase_prompt(phase, prompt)
+
+    def needs_judge(self, m: GradingManifest) -> bool:
+        """Does grading this task call the run's LLM judge? (No judge configured -> a grading error saying so.)"""
+        return False
+
     # --- grading process -----------------------------------------------------------------------------------------
     def grader_kwargs(self, req: GradeRequest) -> dict[str, Callable[[], Any]]:
         """The arguments a task's grader may declare, each built on demand inside the grading process."""
         from .grader_inputs import default_kwargs
 
         return default_kwargs(req)
+
+    def run_grader_with_details(self, req: GradeRequest) -> tuple[dict[str, float], dict[str, Any]]:
+        """`run_grader` plus what the grading keeps besides the numbers (GradeOutput.details, merged into
+        Score.details)."""
+        return self.run_grader(req), {}
 
     def run_grader(self, req: GradeRequest) -> dict[str, float]:
         """Inside the grading process: run the task's grader and return its raw criterion scores."""
@@ -126,6 +157,10 @@ class Benchmark(ABC):
         return check_scores(call_with_declared(fn, self.grader_kwargs(req)))
 
     # --- score -----------------------------------------------------------------------------------------------------
+    def check_raw(self, raw: dict[str, float]) -> None:
+        """Checked before `score`: by default every criterion must lie in 0..1 (GradingError otherwise)."""
+        check_range(raw)
+
     @abstractmethod
     def score(self, m: GradingManifest, raw: dict[str, float], evidence: Optional[Evidence]) -> Score:
         """The trial's Score from the grader's raw criteria (already checked to be in 0..1) and the engine's own

@@ -10,7 +10,8 @@ Which benchmark a path belongs to is the plugins' decision (`registry.detect`, i
 `load_tasks(root)` walks `root` (sorted, skipping hidden folders, `__pycache__` and `node_modules`; it does not
 descend into a folder a plugin claims as one task), loads every task, records each failure as a `LoadError` and
 goes on. A path its plugin calls a template (`Benchmark.is_template`) is skipped and listed in
-`LoadReport.skipped`, not an error. Task ids must be unique: every file of a duplicated id is reported and none
+`LoadReport.skipped`, not an error; so is a task its plugin finds well-formed but unavailable here
+(`TaskUnavailable`: a file it names is missing, e.g. a fixture the shared corpus leaves out). Task ids must be unique: every file of a duplicated id is reported and none
 of them is loaded (which one was meant is unknown).
 
 Path resolution. Task files name files by relative paths (WildClawBench `Workspace Path` and `Skills`,
@@ -37,7 +38,7 @@ from typing import Union
 from pydantic import BaseModel, Field
 
 from ..runspec import TaskSelector
-from ..tasks.model import TaskLoadError, TaskSpec
+from ..tasks.model import TaskLoadError, TaskSpec, TaskUnavailable
 from . import registry
 from .base import Benchmark
 
@@ -66,7 +67,7 @@ class Skipped(BaseModel):
 class LoadReport(BaseModel):
     tasks: list[TaskSpec] = Field(default_factory=list)
     errors: list[LoadError] = Field(default_factory=list)
-    skipped: list[Skipped] = Field(default_factory=list)  # templates: not tasks, not errors
+    skipped: list[Skipped] = Field(default_factory=list)  # templates and unavailable tasks: not errors
 
 
 class UnknownTaskIds(ValueError):
@@ -140,6 +141,8 @@ def load_tasks(root: Path) -> LoadReport:
             continue
         try:
             loaded.append(plugin.load(cand))
+        except TaskUnavailable as e:
+            report.skipped.append(Skipped(path=cand, benchmark=plugin.name, reason=f"unavailable: {e.field}: {e.problem}"))
         except TaskLoadError as e:
             report.errors.append(LoadError.of(e))
     by_id: dict[str, list[TaskSpec]] = {}

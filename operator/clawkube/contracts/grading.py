@@ -5,9 +5,21 @@ plugin and lets it run the task's grader (`Benchmark.run_grader`); it writes a `
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict
+
+
+JUDGE_KEY_ENV = "CLAWKUBE_JUDGE_API_KEY"  # the grading process's environment variable holding the judge's key
+
+
+class JudgeRef(BaseModel):
+    """The run's LLM judge (`spec.judge`) as the grading process gets it; the key is in `$JUDGE_KEY_ENV`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: Optional[str] = None
+    model: str
 
 
 class GradeRequest(BaseModel):
@@ -22,6 +34,7 @@ class GradeRequest(BaseModel):
     task_manifest_path: str
     env_snapshot_path: str
     output_path: str
+    judge: Optional[JudgeRef] = None  # None: no judge configured for the run
 
 
 class GradeOutput(BaseModel):
@@ -31,5 +44,6 @@ class GradeOutput(BaseModel):
 
     ok: bool
     scores: dict[str, float] = {}
+    details: dict[str, Any] = {}  # what the plugin's grading keeps besides the numbers (e.g. a judge's notes)
     error: Optional[str] = None
     traceback: Optional[str] = None

@@ -17,7 +17,8 @@ from ..contracts.grading import GradeOutput, GradeRequest
 def main(argv: list[str]) -> int:
     req = GradeRequest.model_validate_json(Path(argv[0]).read_text())
     try:
-        out = GradeOutput(ok=True, scores=registry.get(req.benchmark).run_grader(req))
+        scores, details = registry.get(req.benchmark).run_grader_with_details(req)
+        out = GradeOutput(ok=True, scores=scores, details=details)
     except BaseException as e:  # the grader's own failure, reported, never a score
         out = GradeOutput(ok=False, error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
         print(out.traceback, file=sys.stderr)

@@ -14,8 +14,8 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from typing import Optional
 
 from pydantic import BaseModel
@@ -27,7 +27,9 @@ from ..services import evidence
 from ..services.evidence import Evidence
 from . import sandbox, workspace
 from .bundle import GRADER_FILE, REFERENCE_FILE, AgentManifest, GradingManifest, read_grading_manifest
-from ..contracts.grading import GradeOutput, GradeRequest
+from ..benchmarks import registry
+from ..contracts.grading import JUDGE_KEY_ENV, GradeOutput, GradeRequest, JudgeRef
+from ..runspec import JudgeSpec
 from .scoring import GradingError, to_score
 
 
@@ -56,6 +58,20 @@ class TrialDirs:
     def audit(self) -> Path:
         return self.out / "audit"
 
+    def for_manifest(self, m: AgentManifest) -> "TrialDirs":
+        """The same dirs with the skills dir where the task's benchmark keeps it (`m.skills_path`)."""
+        if m.skills_path is None:
+            return self
+        return replace(self, skills=self.workspace / safe_relative(m.skills_path))
+
+
+def safe_relative(rel: str) -> str:
+    """A path relative to the workspace that stays inside it."""
+    parts = PurePosixPath(rel).parts
+    if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
+        raise InfraError(f"{rel!r} is not a path inside the workspace")
+    return rel
+
 
 class Isolation(BaseModel):
     """How agent-side processes are run."""
@@ -73,14 +89,28 @@ class AgentPhase(BaseModel):
 
 
 def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str],
-          skills_from: Optional[Path] = None) -> dict[str, str]:
+          skills_from: Optional[Path] = None, seed: Optional[Path] = None, files: Optional[dict[str, str]] = None
+          ) -> dict[str, str]:
     """Lay out a fresh workspace, skills and home; run warmup. Returns the initial workspace manifest.
-    The skills dir gets the bundle's skills, or `skills_from` (EvoClawBench modes: the authored skills)."""
-    for d in (dirs.workspace, dirs.home, dirs.skills, dirs.out, dirs.audit):
+    The workspace gets the bundle's files and the benchmark's empty folders (`m.workspace_dirs`); the skills dir
+    (inside the workspace when `m.skills_path` says so, then only when there is a skill to put there) gets the
+    bundle's skills, or `skills_from` (EvoClawBench modes: the authored skills), plus `seed` (the skills seeded
+    into a skill-writing phase); `files` (relative path -> text) are written last (a phase's own inputs)."""
+    for d in (dirs.workspace, dirs.home, dirs.out, dirs.audit):
         d.mkdir(parents=True, exist_ok=True)
     workspace.copy_tree(dirs.bundle / "workspace", dirs.workspace)
-    workspace.copy_tree(dirs.bundle / "skills" if skills_from is None else skills_from, dirs.skills)
-    sandbox.give_to_sandbox_user(dirs.workspace, dirs.home, dirs.skills)
+    for rel in m.workspace_dirs:
+        (dirs.workspace / safe_relative(rel)).mkdir(parents=True, exist_ok=True)
+    for src in (dirs.bundle / "skills" if skills_from is None else skills_from, seed):
+        if src is not None and (m.skills_path is None or any(src.iterdir() if src.is_dir() else ())):
+            workspace.copy_tree(src, dirs.skills)
+    if m.skills_path is None:
+        dirs.skills.mkdir(parents=True, exist_ok=True)
+    for rel, text in (files or {}).items():
+        target = dirs.workspace / safe_relative(rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    sandbox.give_to_sandbox_user(*(d for d in (dirs.workspace, dirs.home, dirs.skills) if d.exists()))
     if m.warmup:  # one script, so multi-line shell constructs work; stops at the first failing line
         r = sandbox.run(["bash", "-e", "-c", "\n".join(m.warmup)], cwd=dirs.workspace,
                         env=sandbox.base_env(dirs.home, env), timeout=120, hidden=iso.hidden, mode=iso.mode)
@@ -174,19 +204,31 @@ def firewall(dirs: TrialDirs, grading_bundle_dir: Path, env: dict[str, str]) -> 
     return ws, m
 
 
+def judge_env(judge: Optional[JudgeSpec], source: Optional[dict[str, str]] = None) -> dict[str, str]:
+    """The judge's key for the grading process (from `apiKeyEnv` of this process's environment)."""
+    source = os.environ if source is None else source
+    if judge is None or not judge.api_key_env or judge.api_key_env not in source:
+        return {}
+    return {JUDGE_KEY_ENV: source[judge.api_key_env]}
+
+
 def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: GradingManifest,
-          env: dict[str, str], timeout: Optional[float] = None) -> Score:
-    """Run the grader process; write grader.log and score.json. Raises GradingError."""
+          env: dict[str, str], timeout: Optional[float] = None, judge: Optional[JudgeSpec] = None) -> Score:
+    """Run the grader process; write grader.log and score.json. Raises GradingError (also when the task's grading
+    calls the LLM judge and the run configures none)."""
+    if judge is None and registry.get(m.format).needs_judge(m):
+        raise GradingError("no judge configured (spec.judge): this task's score has an LLM-judge share")
     req = GradeRequest(
         benchmark=m.format, grader_file=str(grading_bundle_dir / GRADER_FILE), entry=m.entry, workspace_path=str(grading_ws),
         transcript_path=str(dirs.out / "transcript.jsonl"), audit_dir=str(dirs.audit),
         task_manifest_path=str(grading_bundle_dir / "grading.json"),
-        env_snapshot_path=str(dirs.out / "env_snapshot.json"), output_path=str(dirs.grading / "grade_output.json"))
+        env_snapshot_path=str(dirs.out / "env_snapshot.json"), output_path=str(dirs.grading / "grade_output.json"),
+        judge=JudgeRef(base_url=judge.base_url, model=judge.model) if judge is not None else None)
     req_path = dirs.grading / "grade_request.json"
     req_path.write_text(req.model_dump_json())
     Path(req.output_path).unlink(missing_ok=True)
     limit = timeout or m.timeout_seconds
-    genv = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", **env,
+    genv = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", **env, **judge_env(judge),
             "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     try:
         p = subprocess.run([sys.executable, "-m", "clawkube.lifecycle.grader_main", str(req_path)],
@@ -206,6 +248,8 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
     if not res.ok:
         raise GradingError(f"grader crashed: {res.error}")
     score = to_score(m, res.scores, engine_evidence(dirs, m))
+    for k, v in res.details.items():  # what the grading kept besides the numbers (e.g. a judge's notes)
+        score.details.setdefault(k, v)
     workspace.write_json(dirs.out / "score.json", score.model_dump())
     return score
 

@@ -2,17 +2,19 @@
 
 The task's services (if any) start before the agent as local processes, are reset before every execution, and
 their audit logs are collected into <trial>/audit/ after it. The run's EvoClawBench mode decides the phases
-(skills/__init__.py): PreSkill's authoring transcript is in <trial>/authoring/, PostSkill's first run in
-<trial>/first_run/ and its summary phase in <trial>/summary/. `result.usage` is end-to-end (every phase);
-`score.details` holds `execution_usage` (the graded execution only), `phase_usage`, `skills` (hashes as the
-execution started and the mutations it made) and, for PostSkill, the first run's score.
+(skills/protocol.py): PreSkill's authoring phase is in <trial>/authoring/ (transcript, the skills it wrote),
+PostSkill's first run in <trial>/first_run/ (with the first_run_context.json the summary phase got) and its
+summary phase in <trial>/summary/. `result.usage` is end-to-end (every phase); `score.details` holds
+`execution_usage` (the graded execution only), `phase_usage` (by phase), `skills` (hashes as the execution started
+and the mutations it made), `skill_mutation_violation`, `created_skills` + `skill_quality` (PreSkill/PostSkill)
+and, for PostSkill, the first run's score.
 """
 from __future__ import annotations
 
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
@@ -20,16 +22,17 @@ from typing import Optional
 from ..agents.base import Agent
 from ..agents.registry import get_agent
 from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
-from ..runspec import AgentSpec, EvalMode
+from ..runspec import AgentSpec, EvalMode, JudgeSpec
 from ..services.client import ServiceError
 from ..services.command import agent_env as service_env
 from ..services.injection import InjectionConfig
 from ..services.local import LocalServices
-from ..skills.context import context_from_artifacts
+from ..skills import protocol, scan
+from ..skills.context import context_from_artifacts, facts_of
 from ..skills.hashing import SkillReport, hashes
 from ..skills.hashing import report as skill_report
 from ..skills.phase_args import phase_args
-from ..skills.writing import write_skills
+from ..skills.writing import phase_manifest, write_skills
 from . import bundle as bundles
 from . import phases, workspace
 from .scoring import GradingError
@@ -65,6 +68,7 @@ class TrialPlan:
     error_injection_rate: float = 0.0
     seed: int = 0
     dir_name: Optional[str] = None  # result folder name under trials/<task>/ (default: the trial index)
+    judge: Optional[JudgeSpec] = None  # the run's LLM judge, for graders (never the agent)
 
     @property
     def result_dir(self) -> Path:
@@ -107,6 +111,7 @@ class _Trial:
     services: LocalServices
     scratch: Path
     clock: dict[str, float]
+    bundle: Path  # the extracted agent bundle
 
     @property
     def timeout(self) -> int:
@@ -130,18 +135,21 @@ class _Execution:
     initial: dict[str, str]
 
 
-def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], label: str) -> _Execution:
+def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], phase: str) -> _Execution:
+    """One execution of the task in `phase` (skills/protocol.py): fresh workspace, services reset."""
+    label = {"postskill_first": "first run", "postskill_second": "second run"}.get(phase, "execution")
     for d in (dirs.workspace, dirs.home, dirs.skills):
         shutil.rmtree(d, ignore_errors=True)
+    m = phase_manifest(tr.manifest, phase)
     try:
         tr.services.reset()
         urls = tr.services.urls
         env = {**tr.env, **service_env(urls)}
-        initial = tr.timed("setup", phases.setup, dirs, tr.manifest, tr.plan.isolation, env, skills_from)
+        initial = tr.timed("setup", phases.setup, dirs, m, tr.plan.isolation, env, skills_from)
     except (phases.InfraError, ServiceError, OSError) as e:
         raise phases.InfraError(f"setup{'' if label == 'execution' else f' ({label})'}: {e}") from e
     before = hashes(dirs.skills)
-    ctx = phases.agent_context(dirs, tr.manifest, tr.agent, tr.plan.agent.model, phase_args(tr.plan.agent.args, "execution"),
+    ctx = phases.agent_context(dirs, m, tr.agent, tr.plan.agent.model, phase_args(tr.plan.agent.args, "execution"),
                                env, urls)
     ap = tr.timed("agent", phases.run_agent, dirs, ctx, tr.agent, tr.plan.isolation, tr.timeout)
     try:
@@ -153,10 +161,11 @@ def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], la
                                                                       dirs.skills), initial=initial)
 
 
-def _author(tr: _Trial, phase: str, out: Path, context: Optional[str] = None) -> tuple[Path, phases.AgentPhase]:
-    """A skill-writing phase (skills/writing.py) in the trial's scratch; returns the skills dir and the outcome."""
-    return tr.timed(phase, write_skills, phase, tr.scratch / phase, out, tr.manifest, tr.agent, tr.plan.agent.model,
-                    tr.plan.agent.args, tr.env, tr.plan.isolation, tr.timeout, context)
+def _author(tr: _Trial, phase: str, out: Path, context: Optional[dict] = None
+            ) -> tuple[Path, phases.AgentPhase, list[scan.CreatedSkill]]:
+    """A skill-writing phase (skills/writing.py) in the trial's scratch."""
+    return tr.timed(phase, write_skills, phase, tr.scratch / phase, out, tr.bundle, tr.manifest, tr.agent,
+                    tr.plan.agent.model, tr.plan.agent.args, tr.env, tr.plan.isolation, tr.timeout, context)
 
 
 def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optional[str]]:
@@ -166,48 +175,57 @@ def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optiona
     for _ in range(max(1, tr.plan.grading_attempts)):
         try:
             return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, tr.env,
-                            tr.plan.grader_timeout), None
+                            tr.plan.grader_timeout, tr.plan.judge), None
         except GradingError as e:
             last_error = str(e)
+            if last_error.startswith("no judge configured"):
+                break
     return None, last_error
 
 
+def _authored(details: dict, phase: str, ap: phases.AgentPhase, created: list[scan.CreatedSkill]) -> None:
+    details["phase_usage"][phase] = ap.usage.model_dump()
+    details[f"{protocol.adapter_phase(phase)}_error"] = ap.error_message
+    details["created_skills"] = [c.model_dump() for c in created]
+    details["skill_quality"] = scan.skill_quality(created)
+
+
 def _run_mode(tr: _Trial, dirs: phases.TrialDirs, result: TrialResult) -> tuple[_Execution, dict]:
-    """The executions and skill phases of the trial's mode; returns the graded execution and mode details."""
+    """The phases of the trial's mode (skills/protocol.py); returns the graded execution and the mode's details:
+    phase_usage, created_skills + skill_quality (PreSkill/PostSkill), first_run (PostSkill), and the graded
+    execution's skills report and skill_mutation_violation."""
     mode = tr.plan.mode or EvalMode.BASELINE.value
+    if mode not in protocol.PHASES:
+        raise ValueError(f"unknown evaluation mode {mode!r}")
     details: dict = {"mode": mode, "phase_usage": {}}
     usage = Usage()
     if mode == EvalMode.PRESKILL.value:
-        skills, ap = _author(tr, "authoring", dirs.out / "authoring")
-        details["phase_usage"]["authoring"] = ap.usage.model_dump()
-        details["authoring_error"] = ap.error_message
+        skills, ap, created = _author(tr, "preskill_author", dirs.out / "authoring")
+        _authored(details, "preskill_author", ap, created)
         usage = usage.add(ap.usage)
-        run = _execute(tr, dirs, skills, "execution")
+        run = _execute(tr, dirs, skills, "preskill_execute")
     elif mode == EvalMode.POSTSKILL.value:
-        first_dirs = phases.TrialDirs(bundle=dirs.bundle, workspace=dirs.workspace, home=dirs.home, skills=dirs.skills,
-                                      out=dirs.out / "first_run", grading=dirs.grading / "first_run")
+        first_dirs = replace(dirs, out=dirs.out / "first_run", grading=dirs.grading / "first_run")
         first_dirs.grading.mkdir(parents=True, exist_ok=True)
-        first = _execute(tr, first_dirs, None, "first run")
+        first = _execute(tr, first_dirs, None, "postskill_first")
         usage = usage.add(first.agent_phase.usage)
-        details["phase_usage"]["first_run"] = first.agent_phase.usage.model_dump()
+        details["phase_usage"]["postskill_first"] = first.agent_phase.usage.model_dump()
         first_score, grade_error = _grade(tr, first_dirs)
         details["first_run"] = {"score": first_score.model_dump() if first_score else None, "grading_error": grade_error,
                                 "agent_error": first.agent_phase.error_message, "skills": first.skills.model_dump()}
-        context = context_from_artifacts(first_dirs.out, first_score, first.agent_phase.error_message, grade_error,
-                                         tr.scratch / "summary-input")
-        (dirs.out / "first_run" / "context.txt").write_text(context)
-        skills, ap = _author(tr, "summary", dirs.out / "summary", context)
-        details["phase_usage"]["summary"] = ap.usage.model_dump()
-        details["summary_error"] = ap.error_message
+        context = context_from_artifacts(first_dirs.out, facts_of(tr.manifest),
+                                         first_score.model_dump() if first_score else None, tr.scratch / "summary-input")
+        workspace.write_json(first_dirs.out / "first_run_context.json", context)
+        skills, ap, created = _author(tr, "postskill_summary", dirs.out / "summary", context)
+        _authored(details, "postskill_summary", ap, created)
         usage = usage.add(ap.usage)
-        run = _execute(tr, dirs, skills, "second run")
-    elif mode == EvalMode.BASELINE.value:
-        run = _execute(tr, dirs, None, "execution")
+        run = _execute(tr, dirs, skills, "postskill_second")
     else:
-        raise ValueError(f"unknown evaluation mode {mode!r}")
-    details["phase_usage"]["execution"] = run.agent_phase.usage.model_dump()
+        run = _execute(tr, dirs, None, "baseline")
+    details["phase_usage"][protocol.execution_phase(mode, second=True)] = run.agent_phase.usage.model_dump()
     details["skills"] = run.skills.model_dump()
     details["skills_mutated"] = run.skills.mutated
+    details["skill_mutation_violation"] = mode != EvalMode.BASELINE.value and run.skills.mutated
     result.usage = usage.add(run.agent_phase.usage)
     return run, details
 
@@ -235,11 +253,13 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
         shutil.copytree(t.agent_dir, dirs.bundle)
         shutil.rmtree(dirs.bundle / bundles.SERVICES_DIR, ignore_errors=True)  # for the services only, not the agent
         manifest = bundles.read_agent_manifest(dirs.bundle)
+        dirs = dirs.for_manifest(manifest)
         agent = get_agent(plan.agent.harness)
         env = task_env([*manifest.view.env, *agent.credential_env], plan.env or dict(os.environ))
         services = LocalServices(manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
                                  InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key))
-        tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, services=services, scratch=scratch, clock=clock)
+        tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, services=services, scratch=scratch, clock=clock,
+                    bundle=dirs.bundle)
         try:
             try:
                 if manifest.services:

@@ -185,7 +185,7 @@ class LocalRunner:
                                            grading_attempts=self.spec.retry.grading_error, mode=mode,
                                            grader_timeout=self.grader_timeout,
                                            error_injection_rate=self.spec.error_injection_rate, seed=self.spec.seed,
-                                           dir_name=f"{mode}-{i}" if several else None)
+                                           dir_name=f"{mode}-{i}" if several else None, judge=self.spec.judge)
                     done = trial.load_result(plan.result_dir)
                     if done is not None:
                         self._results[_key(done)] = done

@@ -24,7 +24,7 @@ from ...tasks.model import TaskLoadError
 _FRONT = re.compile(r"^---\s*\n(.*?)\n---\s*\n(.*)$", re.S)
 _HEADER = re.compile(r"^##\s+(.+)$")
 _CRITERION = re.compile(r"^-\s+\[[ x]\]\s+(.+)$")
-_SUB = re.compile(r"^###\s+Sub-Problem\s+(\d+):\s*(.+)$")
+SUB_HEADING = re.compile(r"^###\s+Sub-Problem\s+(\d+):\s*(.+)$")
 _CODE = re.compile(r"```python\s*(.*?)\s*```", re.S)
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -106,7 +106,7 @@ def sub_problems(text: str) -> list[SubProblemText]:
     index = 0
     lines: list[str] = []
     for line in text.split("\n"):
-        h = _SUB.match(line)
+        h = SUB_HEADING.match(line)
         if h:
             if title is not None:
                 found.append(SubProblemText(index=index, title=title, description="\n".join(lines).strip()))
