@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from clawkube.benchmarks.loader import load_task, load_tasks
+from clawkube.benchmarks.loader import LoadError, load_task, load_tasks
 from clawkube.tasks.model import TaskLoadError
 
 DATA = Path(__file__).resolve().parent / "data" / "tasks_malformed"
@@ -40,7 +40,6 @@ CASES = {
     "markdown/evo_workspace_file_bad_entry.md": (None, "workspace_files[0]", "must be a path or a mapping"),
     "markdown/evo_negative_weight.md": (None, "grading_weights", "must be >= 0"),
     "markdown/evo_weights_not_mapping.md": (None, "grading_weights", "valid dictionary"),
-    "markdown/evo_llm_judge_without_checks.md": (None, "Automated Checks", "no LLM judge"),
     "claw-eval/no_grader": ("no_grader", "grader.py", "missing"),
     "claw-eval/grader_no_grade": ("grader.py", "grade", "defines no top-level function 'grade'"),
     "claw-eval/grader_syntax_error": ("grader.py", "grade", "does not compile"),
@@ -78,10 +77,16 @@ def test_every_malformed_file_has_a_case():
     assert found == set(CASES)
 
 
+# well-formed but a file they name is missing: load_task raises (TaskUnavailable), load_tasks skips them
+UNAVAILABLE = {"markdown/evo_workspace_file_missing.md"}
+
+
 def test_load_tasks_records_every_malformed_file_and_goes_on():
     report = load_tasks(DATA)
     assert report.tasks == []
-    by_file = {}
+    assert {str(s.path.relative_to(DATA)) for s in report.skipped} == UNAVAILABLE
+    by_file = {str(s.path.relative_to(DATA)): LoadError(path=s.path, field=s.reason.split(": ")[1], problem=s.reason)
+               for s in report.skipped}
     for e in report.errors:
         rel = e.path.relative_to(DATA)
         key = str(rel.parent if rel.name in ("task.yaml", "grader.py") else rel)
