@@ -24,7 +24,7 @@ from typing import Optional
 
 import pytest
 
-from clawkube.tasks.loader import load_tasks
+from clawkube.benchmarks.loader import load_tasks
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_COMMAND = "bash tests/run-tests.sh"
