@@ -46,6 +46,8 @@ def write_skills(phase: str, base: Path, out: Path, bundle: Path, m: AgentManife
     phases.setup(dirs, pm, iso, env, seed=bundle / AUTHORING_SKILLS_DIR, files=files)
     ctx = phases.agent_context(dirs, pm, agent, model, phase_args(args, protocol.adapter_phase(phase)), env, {})
     ap = phases.run_agent(dirs, ctx, agent, iso, timeout)
+    if dirs.audit.is_dir() and not any(dirs.audit.iterdir()):
+        dirs.audit.rmdir()  # no services in a skill-writing phase: nothing audited
     created = scan.created_skills(dirs.skills)
     kept = out / "skills"
     kept.mkdir(parents=True, exist_ok=True)
