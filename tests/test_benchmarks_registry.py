@@ -20,8 +20,8 @@ from clawkube.contracts.manifests import GradingManifest
 from clawkube.lifecycle import bundle
 from clawkube.lifecycle.scoring import to_score
 from clawkube.results.model import Score, TrialResult, TrialState
-from clawkube.results.report import render
-from clawkube.results.summary import summarize
+from clawkube.reporting.report import render
+from clawkube.reporting.summary import summarize
 from clawkube.tasks.model import FileMapping, GraderSpec, TaskLoadError, TaskSpec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -185,7 +185,7 @@ def test_a_fourth_benchmark_grades_and_summarises_through_its_plugin(toy, tmp_pa
     req = GradeRequest(benchmark="toybench", grader_file=str(grading_dir / "grader.py"), workspace_path=str(ws),
                        transcript_path="-", audit_dir="-", task_manifest_path="-", env_snapshot_path="-",
                        output_path="-")
-    raw = registry.get(req.benchmark).run_grader(req)
+    raw = registry.get(req.benchmark).run_grader(req, None)
     score = to_score(gm, raw)
     assert (score.score, score.passed) == (1.0, True)
 

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from clawkube.benchmarks.evoclaw import judge as J
+from clawkube.contracts.judge import Judge
 from clawkube.benchmarks.evoclaw.transcript import to_openclaw
-from clawkube.skills import first_run, metrics, protocol, scan
+from clawkube.benchmarks.evoclaw import metrics, protocol
+from clawkube.skills import first_run, scan
 
 
 def ev(type_, role=None, content="", **kw):
@@ -105,7 +107,7 @@ def test_judge_prompt_parts(tmp_path: Path):
 def test_judge_unconfigured_unreachable_and_retried():
     with pytest.raises(J.JudgeUnavailable, match="no judge configured"):
         J.ask(None, "x")
-    cfg = J.JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m")
+    cfg = Judge(base_url="http://127.0.0.1:9/v1", model="m")
     slept: list[float] = []
     with pytest.raises(J.JudgeUnavailable):
         J.ask(cfg, "x", sleep=slept.append)
@@ -120,14 +122,14 @@ def test_judge_against_the_scripted_model_server():
         {"when": {"model": "judge-a", "contains": "## Task\nP"}, "text": '{"scores": {"q": 0.9}, "total": 0.8}'},
         {"when": {"model": "busy"}, "error": {"status": 503, "message": "overloaded"}}]})
     with ServerThread(script) as s:
-        v = J.judge(J.JudgeConfig(base_url=s.url + "/v1", model="judge-a", api_key="k"), J.JudgeTask(prompt="P"),
+        v = J.judge(Judge(base_url=s.url + "/v1", model="judge-a", api_key="k"), J.JudgeTask(prompt="P"),
                     [], None)
         assert (v.score, v.breakdown) == (0.8, {"q": 0.9})
         body = s.requests()[-1].body
         assert body["temperature"] == 0.0 and body["messages"][0]["role"] == "user"
         slept: list[float] = []
         with pytest.raises(J.JudgeUnavailable, match="503"):
-            J.ask(J.JudgeConfig(base_url=s.url + "/v1", model="busy"), "x", delays=(0.0, 0.0), sleep=slept.append)
+            J.ask(Judge(base_url=s.url + "/v1", model="busy"), "x", delays=(0.0, 0.0), sleep=slept.append)
         assert slept == [0.0, 0.0]
 
 

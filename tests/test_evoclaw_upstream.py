@@ -13,7 +13,8 @@ import pytest
 from clawkube.benchmarks.evoclaw import judge as J
 from clawkube.benchmarks.evoclaw import taskfile
 from clawkube.benchmarks.evoclaw.transcript import to_openclaw
-from clawkube.skills import metrics, scan
+from clawkube.benchmarks.evoclaw import metrics
+from clawkube.skills import scan
 from tests.benchmark_data import EVOCLAW, data, upstream
 
 TASKS = EVOCLAW / "evoclawbench" / "tasks"

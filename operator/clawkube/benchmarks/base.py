@@ -6,6 +6,8 @@ One plugin per benchmark (a module or package under `clawkube/benchmarks/`, regi
   agent's workspace and which are grading-only (`workspace_layout`);
 - the grader invocation inside the grading process (`run_grader`, with `grader_kwargs` building its inputs),
   and the modules its graders import (`grader_requirements`, checked by `clawkube validate`);
+- which tasks need the run's LLM judge (`needs_judge`) and how its graders receive it (`judge_env`, the `judge`
+  grader argument);
 - how the grader's raw output and the engine's own evidence become a `Score` (`score`);
 - its run-level summary section (`summarize`, a `summary_model`) and how the report shows it (`report_lines`).
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import math
+import os
 import sys
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -25,9 +28,11 @@ from typing import Any, Callable, ClassVar, Optional
 from pydantic import BaseModel
 
 from ..contracts.grading import GradeRequest
+from ..contracts.judge import Judge
 from ..contracts.manifests import GradingManifest
 from ..results.model import Score, TrialResult
 from ..services.evidence import Evidence
+from ..tasks.grader_code import required_args
 from ..tasks.model import FileMapping, TaskSpec
 
 
@@ -126,35 +131,48 @@ class Benchmark(ABC):
         return {}
 
     def phase_prompt(self, phase: str, prompt: str) -> str:
-        """The prompt the agent gets in an EvoClawBench mode phase (skills/protocol.py): the skill-writing and
-        skill-reuse phases put the mode's prefix before it; a plain execution gets the task's prompt as it is."""
-        from ..skills import protocol
+        """The prompt the agent gets in a phase of an evaluation mode (the modes are EvoClawBench's: its
+        protocol.py names the phases): the skill-writing and skill-reuse phases put the mode's prefix before it; a
+        plain execution gets the task's prompt as it is."""
+        from .evoclaw import protocol
 
         return prompt if phase in protocol.BASELINE_PHASES else protocol.phase_prompt(phase, prompt)
 
-    def needs_judge(self, m: GradingManifest) -> bool:
-        """Does grading this task call the run's LLM judge? (No judge configured -> a grading error saying so.)"""
-        return False
+    # --- judge -------------------------------------------------------------------------------------------------
+    def needs_judge(self, task: TaskSpec) -> bool:
+        """Whether grading this task needs the run's LLM judge; without one the trial is a grading error
+        ("no judge configured"), never a silent 0. Default: its grader requires a `judge` argument."""
+        g = task.grader
+        code = g.inline_code if g.inline_code is not None else Path(g.source_file).read_text()
+        return "judge" in required_args(code, g.entry)
+
+    def judge_env(self, judge: Judge) -> dict[str, str]:
+        """Environment variables the graders read the judge from (set in the grading process before the grader
+        is imported); e.g. a benchmark whose graders read OPENAI_API_KEY / OPENAI_BASE_URL maps them here."""
+        return {}
 
     # --- grading process -----------------------------------------------------------------------------------------
-    def grader_kwargs(self, req: GradeRequest) -> dict[str, Callable[[], Any]]:
+    def grader_kwargs(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, Callable[[], Any]]:
         """The arguments a task's grader may declare, each built on demand inside the grading process."""
         from .grader_inputs import default_kwargs
 
-        return default_kwargs(req)
+        return default_kwargs(req, judge)
 
-    def run_grader_with_details(self, req: GradeRequest) -> tuple[dict[str, float], dict[str, Any]]:
+    def run_grader_with_details(self, req: GradeRequest, judge: Optional[Judge]
+                                ) -> tuple[dict[str, float], dict[str, Any]]:
         """`run_grader` plus what the grading keeps besides the numbers (GradeOutput.details, merged into
-        Score.details)."""
-        return self.run_grader(req), {}
+        Score.details, e.g. a judge's notes)."""
+        return self.run_grader(req, judge), {}
 
-    def run_grader(self, req: GradeRequest) -> dict[str, float]:
+    def run_grader(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, float]:
         """Inside the grading process: run the task's grader and return its raw criterion scores."""
+        if judge is not None:
+            os.environ.update(self.judge_env(judge))
         module = load_grader_module(req.grader_file)
         fn = getattr(module, req.entry, None)
         if not callable(fn):
             raise AttributeError(f"grader defines no callable {req.entry}()")
-        return check_scores(call_with_declared(fn, self.grader_kwargs(req)))
+        return check_scores(call_with_declared(fn, self.grader_kwargs(req, judge)))
 
     # --- score -----------------------------------------------------------------------------------------------------
     def check_raw(self, raw: dict[str, float]) -> None:

@@ -9,17 +9,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict
 
-
-JUDGE_KEY_ENV = "CLAWKUBE_JUDGE_API_KEY"  # the grading process's environment variable holding the judge's key
-
-
-class JudgeRef(BaseModel):
-    """The run's LLM judge (`spec.judge`) as the grading process gets it; the key is in `$JUDGE_KEY_ENV`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    base_url: Optional[str] = None
-    model: str
+from .judge import JudgeConfig
 
 
 class GradeRequest(BaseModel):
@@ -34,7 +24,7 @@ class GradeRequest(BaseModel):
     task_manifest_path: str
     env_snapshot_path: str
     output_path: str
-    judge: Optional[JudgeRef] = None  # None: no judge configured for the run
+    judge: Optional[JudgeConfig] = None  # the run's judge (its key only in the process env, judge.KEY_ENV)
 
 
 class GradeOutput(BaseModel):

@@ -116,7 +116,8 @@ def grading_bundle(task: TaskSpec) -> bytes:
         dests.append(m.dest)
     manifest = GradingManifest(
         task_id=task.id, category=task.category, format=task.format, workspace_mount=layout.mount,
-        entry=g.entry, timeout_seconds=g.timeout_seconds, pass_threshold=task.pass_threshold, env=task.env,
+        entry=g.entry, needs_judge=plugin.needs_judge(task), timeout_seconds=g.timeout_seconds,
+        pass_threshold=task.pass_threshold, env=task.env,
         safety_checks=task.safety_checks, expected_actions=task.expected_actions, sub_problems=task.sub_problems,
         grading_weights=task.grading_weights, env_snapshot_files=task.env_snapshot_files,
         env_snapshot_commands=task.env_snapshot_commands, files=dests, benchmark_data=plugin.grading_data(task))

@@ -20,6 +20,7 @@ from typing import Optional
 
 from pydantic import BaseModel
 
+from ..agents.api import split_env
 from ..agents.base import Agent, AgentContext, AgentOutput
 from ..agents.transcript import TranscriptEvent, as_dicts, read_jsonl, write_jsonl
 from ..results.model import ErrorKind, Score, Usage
@@ -27,9 +28,8 @@ from ..services import evidence
 from ..services.evidence import Evidence
 from . import sandbox, workspace
 from .bundle import GRADER_FILE, REFERENCE_FILE, AgentManifest, GradingManifest, read_grading_manifest
-from ..benchmarks import registry
-from ..contracts.grading import JUDGE_KEY_ENV, GradeOutput, GradeRequest, JudgeRef
-from ..runspec import JudgeSpec
+from ..contracts.grading import GradeOutput, GradeRequest
+from ..contracts.judge import JudgeConfig
 from .scoring import GradingError, to_score
 
 
@@ -126,9 +126,10 @@ def agent_context(dirs: TrialDirs, m: AgentManifest, agent: Agent, model: Option
     if agent.needs_reference:
         ref_file = dirs.bundle / REFERENCE_FILE
         ref = ref_file.read_text() if ref_file.exists() else None
+    api, env = split_env(env)  # spec.agent.api, as agents/api.py carries it in the trial env
     return AgentContext(task=m.view, workdir=dirs.workspace, skills_dir=dirs.skills, home=dirs.home, model=model,
                         env={**env, SKILLS_ENV: str(dirs.skills)}, services=services, args=args,
-                        reference_solution=ref)
+                        reference_solution=ref, api=api)
 
 
 def run_agent(dirs: TrialDirs, ctx: AgentContext, agent: Agent, iso: Isolation, timeout: float) -> AgentPhase:
@@ -204,31 +205,22 @@ def firewall(dirs: TrialDirs, grading_bundle_dir: Path, env: dict[str, str]) -> 
     return ws, m
 
 
-def judge_env(judge: Optional[JudgeSpec], source: Optional[dict[str, str]] = None) -> dict[str, str]:
-    """The judge's key for the grading process (from `apiKeyEnv` of this process's environment)."""
-    source = os.environ if source is None else source
-    if judge is None or not judge.api_key_env or judge.api_key_env not in source:
-        return {}
-    return {JUDGE_KEY_ENV: source[judge.api_key_env]}
-
-
 def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: GradingManifest,
-          env: dict[str, str], timeout: Optional[float] = None, judge: Optional[JudgeSpec] = None) -> Score:
-    """Run the grader process; write grader.log and score.json. Raises GradingError (also when the task's grading
-    calls the LLM judge and the run configures none)."""
-    if judge is None and registry.get(m.format).needs_judge(m):
-        raise GradingError("no judge configured (spec.judge): this task's score has an LLM-judge share")
-    req = GradeRequest(
+          env: dict[str, str], timeout: Optional[float] = None, judge: Optional[JudgeConfig] = None) -> Score:
+    """Run the grader process; write grader.log and score.json. Raises GradingError.
+    `judge` goes into the request; its key, if any, must be in `env` as contracts.judge.KEY_ENV."""
+    if m.needs_judge and judge is None:
+        raise GradingError("no judge configured: grading this task needs an LLM judge (spec.judge)")
+    req = GradeRequest(judge=judge,
         benchmark=m.format, grader_file=str(grading_bundle_dir / GRADER_FILE), entry=m.entry, workspace_path=str(grading_ws),
         transcript_path=str(dirs.out / "transcript.jsonl"), audit_dir=str(dirs.audit),
         task_manifest_path=str(grading_bundle_dir / "grading.json"),
-        env_snapshot_path=str(dirs.out / "env_snapshot.json"), output_path=str(dirs.grading / "grade_output.json"),
-        judge=JudgeRef(base_url=judge.base_url, model=judge.model) if judge is not None else None)
+        env_snapshot_path=str(dirs.out / "env_snapshot.json"), output_path=str(dirs.grading / "grade_output.json"))
     req_path = dirs.grading / "grade_request.json"
     req_path.write_text(req.model_dump_json())
     Path(req.output_path).unlink(missing_ok=True)
     limit = timeout or m.timeout_seconds
-    genv = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", **env, **judge_env(judge),
+    genv = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", **env,
             "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     try:
         p = subprocess.run([sys.executable, "-m", "clawkube.lifecycle.grader_main", str(req_path)],

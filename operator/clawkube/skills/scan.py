@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
-from .protocol import SEEDED_SKILLS
+from ..benchmarks.evoclaw.protocol import SEEDED_SKILLS
 
 _FRONT = re.compile(r"^---\s*\n(.*?)\n---\s*\n", re.S)
 

@@ -19,7 +19,8 @@ from ..benchmarks import registry
 from ..contracts.manifests import AgentManifest
 from ..lifecycle import phases, workspace
 from ..lifecycle.bundle import AUTHORING_SKILLS_DIR
-from . import protocol, scan
+from ..benchmarks.evoclaw import protocol
+from . import scan
 from .phase_args import phase_args
 
 SKILL_PHASES = ("preskill_author", "postskill_summary")

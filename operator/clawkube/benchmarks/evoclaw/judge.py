@@ -24,18 +24,14 @@ from typing import Any, Callable, Optional
 
 from pydantic import BaseModel
 
+from ...contracts.judge import Judge
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"  # a judge without a base URL: OpenAI's API
+
 RETRY_DELAYS = (15.0, 30.0, 60.0, 90.0)
 CALL_TIMEOUT = 180.0
 _TRANSIENT = ("502", "503", "504", "timeout", "timed out", "temporarily", "rate limit", "quota", "upstream_error",
               "429")
-
-
-class JudgeConfig(BaseModel):
-    """What the grading process is given of `spec.judge` (the key itself, never its source)."""
-
-    base_url: str
-    model: str
-    api_key: str = ""
 
 
 class JudgeUnavailable(Exception):
@@ -186,9 +182,9 @@ def transient(message: str) -> bool:
     return any(m in low for m in _TRANSIENT)
 
 
-def chat(cfg: JudgeConfig, text: str, timeout: float = CALL_TIMEOUT) -> str:
+def chat(cfg: Judge, text: str, timeout: float = CALL_TIMEOUT) -> str:
     """One chat-completions request; the reply's text. Raises JudgeUnavailable."""
-    url = cfg.base_url.rstrip("/") + "/chat/completions"
+    url = (cfg.base_url or DEFAULT_BASE_URL).rstrip("/") + "/chat/completions"
     body = json.dumps({"model": cfg.model, "messages": [{"role": "user", "content": text}],
                        "temperature": 0.0}).encode()
     headers = {"Content-Type": "application/json"}
@@ -209,7 +205,7 @@ def chat(cfg: JudgeConfig, text: str, timeout: float = CALL_TIMEOUT) -> str:
         raise JudgeUnavailable(f"judge {url}: no choices[0].message in the reply") from None
 
 
-def ask(cfg: Optional[JudgeConfig], text: str, delays: tuple[float, ...] = RETRY_DELAYS,
+def ask(cfg: Optional[Judge], text: str, delays: tuple[float, ...] = RETRY_DELAYS,
         sleep: Callable[[float], None] = time.sleep) -> str:
     if cfg is None:
         raise JudgeUnavailable("no judge configured (spec.judge): this task's score has an LLM-judge share")
@@ -223,7 +219,7 @@ def ask(cfg: Optional[JudgeConfig], text: str, delays: tuple[float, ...] = RETRY
     raise AssertionError("unreachable")
 
 
-def judge(cfg: Optional[JudgeConfig], task: JudgeTask, records: list[dict[str, Any]], workspace: Optional[Path],
+def judge(cfg: Optional[Judge], task: JudgeTask, records: list[dict[str, Any]], workspace: Optional[Path],
           **kw: Any) -> Verdict:
     """Ask the judge about one trial (records: the OpenClaw-format transcript). Raises JudgeUnavailable."""
     context = workspace_context(task, workspace) if workspace else ""

@@ -17,7 +17,7 @@ sub-problem 1). The judge is the run's `spec.judge`; a task with a judge share a
 error that says so (the benchmark's runner would count the share as 0).
 
 Run summary: the mean score and sub-problem means, and the benchmark's three-mode metrics under the field names of
-its runner's results JSON (skills/metrics.py): execution_only / end_to_end mean scores, ratios and efficiency
+its runner's results JSON (metrics.py): execution_only / end_to_end mean scores, ratios and efficiency
 against baseline, PostSkill first/second pass, created skills, skill quality, skill mutation violations.
 """
 from __future__ import annotations
@@ -31,15 +31,16 @@ from typing import Any, Optional
 
 from pydantic import BaseModel
 
-from ...contracts.grading import JUDGE_KEY_ENV, GradeRequest
+from ...contracts.grading import GradeRequest
+from ...contracts.judge import Judge
 from ...contracts.manifests import GradingManifest
 from ...results.grouping import graded, key_means, mode_of, score_of
 from ...results.metrics import mean
 from ...results.model import Score, TrialResult
 from ...results.tables import num, table
 from ...services.evidence import Evidence
-from ...skills import metrics as mode_metrics
-from ...skills import protocol
+from . import metrics as mode_metrics
+from . import protocol
 from ...tasks import markdown
 from ...tasks.model import TaskSpec
 from ..base import Benchmark, GradingError, WorkspaceLayout, check_range, load_grader_module
@@ -154,15 +155,17 @@ class EvoClawBench(Benchmark):
     def phase_prompt(self, phase: str, prompt: str) -> str:
         return protocol.phase_prompt(phase, prompt)  # every phase, baseline included, as the runner does
 
-    def needs_judge(self, m: GradingManifest) -> bool:
-        return m.benchmark_data.get("grading_type") in JUDGE_TYPES
+    def needs_judge(self, task: TaskSpec) -> bool:
+        return task.grading_type in JUDGE_TYPES
 
     # --- grading process ------------------------------------------------------------------------------------------------
-    def run_grader_with_details(self, req: GradeRequest) -> tuple[dict[str, float], dict[str, Any]]:
-        import os
+    def run_grader(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, float]:
+        return self.run_grader_with_details(req, judge)[0]
 
+    def run_grader_with_details(self, req: GradeRequest, judge: Optional[Judge]
+                                ) -> tuple[dict[str, float], dict[str, Any]]:
         from ...agents.transcript import as_dicts, read_jsonl
-        from .judge import JudgeConfig, JudgeTask, judge
+        from . import judge as judging
         from .transcript import to_openclaw
 
         data = json.loads(Path(req.task_manifest_path).read_text()).get("benchmark_data") or {}
@@ -177,11 +180,7 @@ class EvoClawBench(Benchmark):
         details: dict[str, Any] = {"grading_type": kind, "notes": ""}
         if kind == "automated":
             return auto, details
-        cfg = None
-        if req.judge is not None:
-            cfg = JudgeConfig(base_url=req.judge.base_url or "", model=req.judge.model,
-                              api_key=os.environ.get(JUDGE_KEY_ENV, ""))
-        verdict = judge(cfg, JudgeTask(**data.get("judge", {})), records, Path(req.workspace_path))
+        verdict = judging.judge(judge, judging.JudgeTask(**data.get("judge", {})), records, Path(req.workspace_path))
         details["notes"] = verdict.notes
         raw = {f"{JUDGE}{k}": v for k, v in verdict.breakdown.items()}
         raw[JUDGE_TOTAL] = verdict.score

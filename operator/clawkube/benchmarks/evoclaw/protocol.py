@@ -7,6 +7,9 @@ phase puts before the task prompt.
 | preskill  | preskill_author -> preskill_execute                          | preskill_execute     |
 | postskill | postskill_first -> postskill_summary -> postskill_second     | first and second     |
 
+(This project's trial plan, plan.py, names the same phases by stage: `execution`, `authoring`, `first_run`,
+`summary`; `phase_of(mode, stage)` maps them.)
+
 Every phase runs in a fresh copy of the task workspace (`assets/...` and an empty `outputs/`). The skill-writing
 phases (`preskill_author`, `postskill_summary`) also get the seeded `skills/skill-creator` guide and, for the
 summary, `.evoclawbench/first_run_context.json`; what they leave under `skills/<name>/SKILL.md` (the seeded guide
@@ -100,3 +103,16 @@ def execution_phase(mode: str, second: bool = False) -> str:
 def adapter_phase(phase: str) -> str:
     """The phase name the agent adapters' per-phase options use (skills/phase_args.py)."""
     return {"preskill_author": "authoring", "postskill_summary": "summary"}.get(phase, "execution")
+
+
+_STAGE_PHASES = {("baseline", "execution"): "baseline", ("preskill", "authoring"): "preskill_author",
+                 ("preskill", "execution"): "preskill_execute", ("postskill", "first_run"): "postskill_first",
+                 ("postskill", "summary"): "postskill_summary", ("postskill", "execution"): "postskill_second"}
+
+
+def phase_of(mode: str, stage: str) -> str:
+    """The phase a stage of the trial plan (plan.py) runs in `mode`."""
+    try:
+        return _STAGE_PHASES[(mode, stage)]
+    except KeyError:
+        raise ValueError(f"mode {mode!r} has no agent stage {stage!r}") from None

@@ -26,15 +26,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from clawkube.benchmarks import registry
+from clawkube.contracts import details
 from clawkube.results.grouping import BASELINE, groups, mode_of, passed, score_of
 from clawkube.results.metrics import all_passed_rate, mean, pass_at_k, pass_hat_k
 from clawkube.results.model import ErrorKind, TrialResult, TrialState, Usage
 from clawkube.runspec import EvalMode
 
-EXECUTION_USAGE_KEY = "execution_usage"
 _MODE_ORDER = [m.value for m in EvalMode]
 _FINISHED = (TrialState.SUCCEEDED, TrialState.FAILED)
 
@@ -69,6 +69,7 @@ class UsageMean(BaseModel):
     wall_seconds: float
     turns: float
     tool_calls: float
+    tool_calls_by_kind: dict[str, float] = Field(default_factory=dict)  # exec, read, write, search, web, ...
 
 
 class UsageStats(BaseModel):
@@ -166,12 +167,12 @@ def _normalised(u: Usage) -> Usage:
 
 def execution_usage(r: TrialResult) -> Optional[Usage]:
     """The execution-only usage a trial carries in `Score.details["execution_usage"]`, if any."""
-    if r.score is None or EXECUTION_USAGE_KEY not in r.score.details:
+    if r.score is None:
         return None
     try:
-        return Usage.model_validate(r.score.details[EXECUTION_USAGE_KEY])
+        return details.execution_usage(r.score.details)
     except ValueError as e:
-        raise ValueError(f"{_where(r)}: score.details.{EXECUTION_USAGE_KEY} is not a Usage: {e}") from e
+        raise ValueError(f"{_where(r)}: score.details.execution_usage is not a Usage: {e}") from e
 
 
 def _usage_stats(usages: list[Usage]) -> UsageStats:
@@ -179,7 +180,9 @@ def _usage_stats(usages: list[Usage]) -> UsageStats:
     for u in usages:
         total = total.add(_normalised(u))
     n = len(usages)
-    per_trial = UsageMean(**{f: getattr(total, f) / n for f in Usage.model_fields}) if n else None
+    per_trial = UsageMean(**{f: getattr(total, f) / n for f in Usage.model_fields if f != "tool_calls_by_kind"},
+                          tool_calls_by_kind={k: v / n for k, v in sorted(total.tool_calls_by_kind.items())}
+                          ) if n else None
     return UsageStats(trials=n, total=total, mean_per_trial=per_trial)
 
 
