@@ -187,7 +187,7 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
     dirs = phases.TrialDirs(bundle=bdir, workspace=ws, home=scratch / "home", skills=scratch / "skills",
                             out=out, grading=scratch / "unused").for_manifest(m)
     iso = phases.Isolation(mode="none")
-    pm = phase_manifest(m, phase_of(_mode(penv), stage.name))  # the prompt as the mode puts it
+    pm = phase_manifest(m, phase_of(_mode(penv, stage), stage.name))  # the prompt as the mode puts it
     authored = None
     if penv.skills_uri:  # PreSkill/PostSkill: only the skills the last stage wrote
         authored = scratch / "authored-skills"
@@ -214,8 +214,11 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
     return ap
 
 
-def _mode(penv: PodEnv) -> str:
-    return (penv.mode or EvalMode.BASELINE).value
+def _mode(penv: PodEnv, stage: trial_plan.Stage) -> str:
+    """The run's mode ($CLAWKUBE_MODE), else the first mode whose plan has this stage."""
+    if penv.mode is not None:
+        return penv.mode.value
+    return next(m.value for m in EvalMode if any(s.name == stage.name for s in trial_plan.stages(m)))
 
 
 def _write_skills(stage: trial_plan.Stage, penv: PodEnv, scratch: Path, out: Path, bdir: Path,
@@ -238,7 +241,7 @@ def _write_skills(stage: trial_plan.Stage, penv: PodEnv, scratch: Path, out: Pat
                                          scratch / "context")
         out.mkdir(parents=True, exist_ok=True)
         workspace.write_json(out / "first_run_context.json", context)
-    _, ap, created = write_skills(phase_of(_mode(penv), stage.name), scratch / stage.name, out, bdir, m, agent,
+    _, ap, created = write_skills(phase_of(_mode(penv, stage), stage.name), scratch / stage.name, out, bdir, m, agent,
                                   model, agent_args, env, phases.Isolation(mode="none"), timeout, context)
     workspace.write_json(out / "created_skills.json", [c.model_dump() for c in created])
     summary.created_skills = [c.name for c in created]
