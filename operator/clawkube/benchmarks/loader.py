@@ -7,20 +7,13 @@ Which benchmark a path belongs to is the plugins' decision (`registry.detect`, i
 - any other `*.md` file with frontmatter: WildClawBench;
 - `README.md` (any case) without frontmatter: not a task (ignored); other `*.md` without frontmatter are errors.
 
-<<<<<<< HEAD
-`load_tasks(root)` walks `root` (sorted, skipping hidden folders, `__pycache__` and `node_modules`; it does not
-descend into a folder a plugin claims as one task), loads every task, records each failure as a `LoadError` and
-goes on. A path its plugin calls a template (`Benchmark.is_template`) is skipped and listed in
-`LoadReport.skipped`, not an error; so is a task its plugin finds well-formed but unavailable here
-(`TaskUnavailable`: a file it names is missing, e.g. a fixture the shared corpus leaves out). Task ids must be unique: every file of a duplicated id is reported and none
-of them is loaded (which one was meant is unknown).
-=======
 `load_tasks(root)` walks `root` (sorted, skipping hidden folders, `__pycache__`, `node_modules` and folders named
 `fixtures`, which hold task data such as skills and notes; it does not descend into a folder a plugin claims as
 one task), loads every task, records each failure as a `LoadError` and goes on. A path its plugin calls a
-template (`Benchmark.is_template`) is skipped and listed in `LoadReport.skipped`, not an error. Task ids must be
-unique: every file of a duplicated id is reported and none of them is loaded (which one was meant is unknown).
->>>>>>> main
+template (`Benchmark.is_template`) is skipped and listed in `LoadReport.skipped`, not an error; so is a task its
+plugin finds well-formed but unavailable here (`TaskUnavailable`: a file it names is missing, e.g. a fixture the
+shared corpus leaves out). Task ids must be unique: every file of a duplicated id is reported and none of them is
+loaded (which one was meant is unknown).
 
 Path resolution. Task files name files by relative paths (WildClawBench `Workspace Path` and `Skills`,
 EvoClawBench `workspace_files`, CLAW-Eval `sandbox_files`, `sandbox_grader_files`, `environment.fixtures`).

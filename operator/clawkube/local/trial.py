@@ -113,11 +113,8 @@ class _Trial:
     services: LocalServices
     scratch: Path
     clock: dict[str, float]
-<<<<<<< HEAD
     bundle: Path  # the extracted agent bundle
-=======
     retries: dict[str, int] = field(default_factory=dict)  # the result's: failures that were retried, by kind
->>>>>>> main
 
     @property
     def timeout(self) -> int:
@@ -315,11 +312,7 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
         services = LocalServices(manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
                                  InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key))
         tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, grading_env=grading_env, services=services,
-<<<<<<< HEAD
-                    scratch=scratch, clock=clock, bundle=dirs.bundle)
-=======
-                    scratch=scratch, clock=clock, retries=result.retries)
->>>>>>> main
+                    scratch=scratch, clock=clock, bundle=dirs.bundle, retries=result.retries)
         try:
             try:
                 if manifest.services:
