@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
@@ -310,3 +310,165 @@ def fmt(v: Any) -> str:
     if isinstance(v, list):
         return "[" + ",".join(fmt(x) for x in v) + "]" if v else "[]"
     return str(v)
+
+
+# --- this project --------------------------------------------------------------------------------------------------
+
+def agent_args(b: dict[str, Any]) -> dict[str, Any]:
+    """The `script` agent's options for a behaviour (execution commands; the skill-writing phases' commands)."""
+    return {"commands": b.get("execution", []), "authoring_commands": b.get("authoring", []),
+            "summary_commands": b.get("summary", []), "final_message": b.get("final_message", "done")}
+
+
+def run_ours_task(tasks_dir: Path, task_id: str, b: dict[str, Any], judge_url: str, out: Path) -> list[Any]:
+    from clawkube.local.runner import LocalRunner
+    from clawkube.runspec import AgentSpec, BenchmarkRunSpec, JudgeSpec, TaskSelector, TaskSource
+
+    spec = BenchmarkRunSpec(tasks=TaskSource(path=str(tasks_dir)), selector=TaskSelector(ids=[task_id]),
+                            agent=AgentSpec(harness="script", args=agent_args(b)), trials=1, parallelism=3,
+                            judge=JudgeSpec(base_url=judge_url + "/v1", model=JUDGE_MODEL))
+    return LocalRunner(spec, out, progress=None, fresh=True, modes=list(MODES)).run().results
+
+
+def run_ours(tasks_dir: Path, task_ids: list[str], table: dict[str, dict], judge_url: str, work: Path,
+             workers: int) -> dict[tuple[str, str], dict[str, Any]]:
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    # one process per task run (a run is the unit the `script` agent's options belong to); processes, not threads:
+    # CPython 3.11's ast.parse (task loading checks grader code) is not thread-safe
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {t: pool.submit(run_ours_task, tasks_dir, t, table[t], judge_url, work / t) for t in task_ids}
+        for t, f in futures.items():
+            for r in f.result():
+                rows[(r.mode, r.task_id)] = our_row(r)
+    return rows
+
+
+def our_row(r: Any) -> dict[str, Any]:
+    if r.score is None:
+        return row(None, [], None, None, [], None, {}, f"{r.error_kind.value if r.error_kind else '?'}: "
+                                                       f"{r.error_message}")
+    d = r.score.details
+    subs = r.score.sub_problems
+    first = None
+    if r.mode == "postskill":
+        first = ((d.get("first_run") or {}).get("score") or {}).get("score", 0.0)
+    skills = [s["name"] for s in d.get("created_skills") or []] if r.mode != "baseline" else []
+    violation = d.get("skill_mutation_violation") if r.mode != "baseline" else None
+    quality = d.get("skill_quality", 0.0) if r.mode != "baseline" else None
+    return row(r.score.score, [subs[k] for k in sorted(subs, key=lambda k: int(k.split("_")[1]))], first, violation,
+               skills, quality, r.score.criteria, d.get("notes") or "")
+
+
+# --- side evidence: the judge's prompts and the first-run contexts ------------------------------------------------------
+
+def judge_prompts(server: Any) -> list[str]:
+    return sorted(req.last_text for req in server.requests() if req.model == JUDGE_MODEL)
+
+
+def contexts(root: Path) -> dict[str, Any]:
+    """task id -> the first_run_context.json a `skill` behaviour kept under its skill's references/."""
+    out: dict[str, Any] = {}
+    for f in sorted(root.rglob("references/first_run_context.json")):
+        data = json.loads(f.read_text())
+        out[data.get("task_id", str(f))] = data
+    return out
+
+
+# --- the command ------------------------------------------------------------------------------------------------------
+
+def upstream_commit(upstream: Path, given: Optional[str]) -> str:
+    if given:
+        return given
+    p = subprocess.run(["git", "-C", str(upstream), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+    return p.stdout.strip() if p.returncode == 0 else "unknown (not a git checkout: pass --upstream-commit)"
+
+
+def parse(rest: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="conformance.py evoclawbench")
+    ap.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated task ids")
+    ap.add_argument("--behaviours", default=",".join(BEHAVIOURS))
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--upstream-python", help="a Python with the runner's dependencies (default: a cached venv)")
+    ap.add_argument("--upstream-commit", help="the checkout's commit, when it is not a git checkout")
+    ap.add_argument("--keep", type=Path, help="keep the work folders here")
+    return ap.parse_args(rest)
+
+
+def print_table(rows: list[tuple[str, str, str, dict, Optional[dict], list[str]]]) -> None:
+    head = f"{'behaviour':<9} {'mode':<9} {'task':<44} {'upstream':>8} {'ours':>8}  {'sub-problems (ours)':<34} " \
+           f"{'1st pass':>8} {'viol':>4} {'skills':>6}  match"
+    print(head)
+    print("-" * len(head))
+    for kind, mode, task, ours, theirs, diff in rows:
+        subs = fmt(ours["sub_problem_scores"])
+        subs = subs if len(subs) <= 34 else subs[:31] + "..."
+        match = "-" if theirs is None else ("yes" if not diff else "NO: " + ",".join(diff))
+        print(f"{kind:<9} {mode:<9} {task:<44} {fmt(theirs['score']) if theirs else '-':>8} {fmt(ours['score']):>8}  "
+              f"{subs:<34} {fmt(ours['first_pass']):>8} {fmt(ours['violation']):>4} {len(ours['skills']):>6}  {match}")
+
+
+def main(args: argparse.Namespace, rest: list[str]) -> int:
+    opts = parse(rest)
+    from clawkube.modelserver.script import Script
+    from clawkube.modelserver.server import ServerThread
+
+    data = data_root(args.data)
+    tasks_dir = data / "evoclawbench" / "tasks"
+    task_ids = [t.strip() for t in opts.tasks.split(",") if t.strip()]
+    kinds = [k.strip() for k in opts.behaviours.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in BEHAVIOURS]
+    if bad:
+        raise SystemExit(f"unknown behaviours {bad} (known: {', '.join(BEHAVIOURS)})")
+    base = upstream_layout(args.upstream) if args.upstream else None
+    python = upstream_python(base, opts.upstream_python) if base else None
+    work = opts.keep or Path(tempfile.mkdtemp(prefix="clawkube-conformance-evoclaw-"))
+    script = Script.model_validate(judge_script())
+    table_rows: list[tuple[str, str, str, dict, Optional[dict], list[str]]] = []
+    side: list[str] = []
+    t0 = time.time()
+    try:
+        for kind in kinds:
+            table = behaviours(tasks_dir, task_ids, kind)
+            with ServerThread(script) as ours_judge:
+                ours = run_ours(tasks_dir, task_ids, table, ours_judge.url, work / kind / "ours", opts.workers)
+                our_prompts = judge_prompts(ours_judge)
+            theirs: dict[tuple[str, str], dict] = {}
+            if base is not None:
+                with ServerThread(script) as up_judge:
+                    theirs = upstream_rows(run_upstream(base, python, task_ids, table, up_judge.url,
+                                                       work / kind / "upstream", opts.workers))
+                    their_prompts = judge_prompts(up_judge)
+                side.append(f"{kind}: judge prompts {'identical' if our_prompts == their_prompts else 'DIFFER'} "
+                            f"({len(our_prompts)} here, {len(their_prompts)} there)")
+                if kind == "skill":
+                    mine, up = contexts(work / kind / "ours"), contexts(work / kind / "upstream" / "workspaces")
+                    same = sum(mine.get(t) == up.get(t) for t in up)
+                    side.append(f"{kind}: first_run_context.json identical for {same} of {len(up)} tasks "
+                                f"({len(mine)} here)")
+            for mode in MODES:
+                for t in task_ids:
+                    o = ours.get((mode, t)) or row(None, [], None, None, [], None, {}, "no result")
+                    th = theirs.get((mode, t)) if base is not None else None
+                    diff = differences(o, th) if th is not None else []
+                    if base is not None and th is None:
+                        diff = ["missing upstream"]
+                    table_rows.append((kind, mode, t, o, th, diff))
+    finally:
+        if opts.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"== evoclawbench: {len(task_ids)} tasks x {len(kinds)} behaviours x {len(MODES)} modes "
+          f"({time.time() - t0:.0f} s)")
+    print_table(table_rows)
+    for line in side:
+        print(line)
+    compared = [r for r in table_rows if r[4] is not None or r[5]]
+    failed = [r for r in compared if r[5]]
+    if base is None:
+        print("parity NOT checked: no --upstream checkout given (this project's scores only)")
+        return 0
+    ok = not failed and all("DIFFER" not in s for s in side)
+    print(f"upstream: {args.upstream} (pzy2000/EvoClawBench {upstream_commit(args.upstream, opts.upstream_commit)}), "
+          f"runner scripts/benchmark.py --environment local --runtime openclaw --mode all")
+    print(f"parity: {len(compared) - len(failed)} of {len(compared)} rows match (score, sub-problem scores, first "
+          f"pass, skill mutation violation, created skills, skill quality, criteria){'' if ok else ' -- MISMATCH'}")
+    return 0 if ok else 1

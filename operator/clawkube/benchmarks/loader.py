@@ -10,9 +10,10 @@ Which benchmark a path belongs to is the plugins' decision (`registry.detect`, i
 `load_tasks(root)` walks `root` (sorted, skipping hidden folders, `__pycache__`, `node_modules` and folders named
 `fixtures`, which hold task data such as skills and notes; it does not descend into a folder a plugin claims as
 one task), loads every task, records each failure as a `LoadError` and goes on. A path its plugin calls a
-template (`Benchmark.is_template`) is skipped and listed in `LoadReport.skipped`, not an error; so is a task its
-plugin finds well-formed but unavailable here (`TaskUnavailable`: a file it names is missing, e.g. a fixture the
-shared corpus leaves out). Task ids must be unique: every file of a duplicated id is reported and none of them is
+template (`Benchmark.is_template`) is skipped and listed in `LoadReport.skipped`, not an error. A task its plugin
+finds well-formed but unavailable here (`TaskUnavailable`: a file it names is missing, e.g. a fixture the shared
+corpus leaves out) is a load error marked `unavailable` (`clawkube validate` does not count it as malformed).
+Task ids must be unique: every file of a duplicated id is reported and none of them is
 loaded (which one was meant is unknown).
 
 Path resolution. Task files name files by relative paths (WildClawBench `Workspace Path` and `Skills`,
@@ -52,9 +53,11 @@ class LoadError(BaseModel):
     field: str
     problem: str
 
+    unavailable: bool = False  # well-formed, but a file it names is missing here (TaskUnavailable)
+
     @classmethod
     def of(cls, e: TaskLoadError) -> "LoadError":
-        return cls(path=e.path, field=e.field, problem=e.problem)
+        return cls(path=e.path, field=e.field, problem=e.problem, unavailable=isinstance(e, TaskUnavailable))
 
     def __str__(self) -> str:
         return f"{self.path}: field '{self.field}': {self.problem}"
@@ -69,7 +72,7 @@ class Skipped(BaseModel):
 class LoadReport(BaseModel):
     tasks: list[TaskSpec] = Field(default_factory=list)
     errors: list[LoadError] = Field(default_factory=list)
-    skipped: list[Skipped] = Field(default_factory=list)  # templates and unavailable tasks: not errors
+    skipped: list[Skipped] = Field(default_factory=list)  # templates: not tasks, not errors
 
 
 class UnknownTaskIds(ValueError):
@@ -143,8 +146,6 @@ def load_tasks(root: Path) -> LoadReport:
             continue
         try:
             loaded.append(plugin.load(cand))
-        except TaskUnavailable as e:
-            report.skipped.append(Skipped(path=cand, benchmark=plugin.name, reason=f"unavailable: {e.field}: {e.problem}"))
         except TaskLoadError as e:
             report.errors.append(LoadError.of(e))
     by_id: dict[str, list[TaskSpec]] = {}
