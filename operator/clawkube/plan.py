@@ -134,7 +134,8 @@ AGENT_KINDS = (ErrorKind.AGENT_TIMEOUT, ErrorKind.AGENT_ERROR)
 def retry_limit(policy: RetryPolicy, kind: ErrorKind) -> int:
     """Attempts allowed to fail with `kind` (1 = no retry)."""
     return {ErrorKind.AGENT_TIMEOUT: policy.agent_timeout, ErrorKind.AGENT_ERROR: policy.agent_error,
-            ErrorKind.GRADING_ERROR: policy.grading_error, ErrorKind.INFRA: policy.infra}[kind]
+            ErrorKind.GRADING_ERROR: policy.grading_error, ErrorKind.INFRA: policy.infra,
+            ErrorKind.SETUP_ERROR: 1}[kind]  # the task cannot run here: retrying cannot help
 
 
 def after_failure(policy: RetryPolicy, kind: ErrorKind, failed: int, evidence: bool = False) -> Next:
