@@ -62,7 +62,7 @@ def test_evoclaw_hybrid_combines_the_automated_mean_and_the_judge_total():
 
 
 @pytest.mark.parametrize("scoring,raw,needle", [
-    ("overall", {"a": 1.0}, "overall_score"),
+    ("overall", {}, "no numeric field"),
     ("claw-eval", {"robustness": 1.0}, "completion"),
     ("mean", {"automated.a": 1.0}, "no judge verdict"),
     ("overall", {"overall_score": -0.1}, "outside 0..1"),

@@ -98,6 +98,7 @@ class Benchmark(ABC):
     grader_requirements: ClassVar[tuple[str, ...]] = ()  # modules the graders import (validate checks them)
     grader_packages: ClassVar[dict[str, str]] = {}  # module -> the pip package that provides it, where they differ
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
+    criteria_in_unit_range: ClassVar[bool] = True  # every numeric grader field must be in 0..1 (else a grading error)
 
     # --- tasks on disk -------------------------------------------------------------------------------------------
     @abstractmethod

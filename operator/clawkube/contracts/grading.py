@@ -34,6 +34,13 @@ class GradeOutput(BaseModel):
 
     ok: bool
     scores: dict[str, float] = {}
-    details: dict[str, Any] = {}  # what the plugin's grading keeps besides the numbers (e.g. a judge's notes)
+    details: dict[str, Any] = {}  # the grader's non-numeric fields (kept in Score.details["grader_fields"])
     error: Optional[str] = None
     traceback: Optional[str] = None
+
+
+class GraderResult(BaseModel):
+    """What a plugin's `run_grader` may return instead of a plain dict of scores: the numeric fields and the rest."""
+
+    scores: dict[str, float] = {}
+    details: dict[str, Any] = {}

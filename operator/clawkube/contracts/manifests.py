@@ -21,6 +21,7 @@ class AgentManifest(BaseModel):
     skills_path: Optional[str] = None  # the skills dir inside the workspace (e.g. "skills"); None: outside it
     authoring_skills: list[str] = Field(default_factory=list)  # seeded into skill-writing phases only
     benchmark_data: dict[str, Any] = Field(default_factory=dict)  # the plugin's own agent-side data
+    setup_error: Optional[str] = None  # TaskSpec.setup_error: the trial ends as a setup error before anything runs
 
 
 class GradingManifest(BaseModel):

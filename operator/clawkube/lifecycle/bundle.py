@@ -97,8 +97,9 @@ def agent_bundle(task: TaskSpec, harness: str) -> bytes:
         w.add_bytes(REFERENCE_FILE, task.reference_solution.encode())
     manifest = AgentManifest(view=task.agent_view(), format=task.format, workspace_mount=layout.mount,
                              warmup=task.warmup, services=task.services, skills=[s.name for s in task.skills],
-                             has_reference=with_ref, workspace_dirs=layout.dirs, skills_path=layout.skills_path,
-                             authoring_skills=[s.name for s in authoring], benchmark_data=plugin.agent_data(task))
+                             has_reference=with_ref, setup_error=task.setup_error, workspace_dirs=layout.dirs,
+                             skills_path=layout.skills_path, authoring_skills=[s.name for s in authoring],
+                             benchmark_data=plugin.agent_data(task))
     w.add_bytes(AGENT_MANIFEST, manifest.model_dump_json(indent=1).encode())
     return w.bytes()
 
