@@ -156,7 +156,7 @@ def test_first_run_context(tmp_path: Path):
                                 grading_criteria=first_run.criteria_lines("- [ ] one\n  - [x] two\n- three"),
                                 grading_type="hybrid")
     score = {"score": 0.5, "criteria": {"automated.sub_1_a": 1.0}, "sub_problems": {"sub_10": 0.2, "sub_2": 1.0},
-             "details": {"notes": "judge says"}}
+             "details": {"grader_fields": {"notes": "judge says"}}}
     recs = to_openclaw([ev("message", "user", "a  b\nc"), ev("tool_call", "assistant", tool="bash", call_id="1",
                                                              arguments={"command": "x"}),
                         ev("message", "assistant", "y" * 700)])

@@ -159,12 +159,6 @@ class Benchmark(ABC):
 
         return default_kwargs(req, judge)
 
-    def run_grader_with_details(self, req: GradeRequest, judge: Optional[Judge]
-                                ) -> tuple[dict[str, float], dict[str, Any]]:
-        """`run_grader` plus what the grading keeps besides the numbers (GradeOutput.details, merged into
-        Score.details, e.g. a judge's notes)."""
-        return self.run_grader(req, judge), {}
-
     def run_grader(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, float]:
         """Inside the grading process: run the task's grader and return its raw criterion scores."""
         if judge is not None:
@@ -176,10 +170,6 @@ class Benchmark(ABC):
         return check_scores(call_with_declared(fn, self.grader_kwargs(req, judge)))
 
     # --- score -----------------------------------------------------------------------------------------------------
-    def check_raw(self, raw: dict[str, float]) -> None:
-        """Checked before `score`: by default every criterion must lie in 0..1 (GradingError otherwise)."""
-        check_range(raw)
-
     @abstractmethod
     def score(self, m: GradingManifest, raw: dict[str, float], evidence: Optional[Evidence]) -> Score:
         """The trial's Score from the grader's raw criteria (already checked to be in 0..1) and the engine's own

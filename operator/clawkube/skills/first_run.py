@@ -48,10 +48,11 @@ def grade_record(task: TaskFacts, score: Optional[dict[str, Any]]) -> dict[str, 
         return {"task_id": task.task_id, "score": 0.0, "max_score": 1.0, "grading_type": task.grading_type,
                 "breakdown": {}, "notes": GRADING_FAILED, "sub_problem_scores": []}
     details = score.get("details") or {}
+    fields = details.get("grader_fields") or {}  # what the grading kept besides numbers (the judge's notes)
     subs = score.get("sub_problems") or {}
     return {"task_id": task.task_id, "score": score.get("score", 0.0), "max_score": 1.0,
             "grading_type": details.get("grading_type", task.grading_type),
-            "breakdown": dict(score.get("criteria") or {}), "notes": details.get("notes", ""),
+            "breakdown": dict(score.get("criteria") or {}), "notes": fields.get("notes", ""),
             "sub_problem_scores": [subs[k] for k in sorted(subs, key=lambda k: int(k.split("_")[-1]))]}
 
 

@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel
 
-from ...contracts.grading import GradeRequest
+from ...contracts.grading import GradeRequest, GraderResult
 from ...contracts.judge import Judge
 from ...contracts.manifests import GradingManifest
 from ...results.grouping import graded, key_means, mode_of, score_of
@@ -116,6 +116,7 @@ class EvoClawBench(Benchmark):
     detect_priority = 10
     grader_requirements = ("openpyxl", "docx", "yaml")  # task_09 (Excel), task_12 (Word), task_20 (YAML)
     grader_packages = {"docx": "python-docx", "yaml": "pyyaml"}
+    criteria_in_unit_range = False  # checked in `score`: a judge may score its own criteria on another scale
     summary_model = EvoClawSummary
 
     # --- tasks -----------------------------------------------------------------------------------------------------
@@ -159,11 +160,8 @@ class EvoClawBench(Benchmark):
         return task.grading_type in JUDGE_TYPES
 
     # --- grading process ------------------------------------------------------------------------------------------------
-    def run_grader(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, float]:
-        return self.run_grader_with_details(req, judge)[0]
-
-    def run_grader_with_details(self, req: GradeRequest, judge: Optional[Judge]
-                                ) -> tuple[dict[str, float], dict[str, Any]]:
+    def run_grader(self, req: GradeRequest, judge: Optional[Judge]) -> GraderResult:
+        """Criteria (and the judge's verdict) as numbers; `grading_type` and the judge's `notes` as details."""
         from ...agents.transcript import as_dicts, read_jsonl
         from . import judge as judging
         from .transcript import to_openclaw
@@ -179,22 +177,20 @@ class EvoClawBench(Benchmark):
             auto = numeric_criteria(fn(records, req.workspace_path))
         details: dict[str, Any] = {"grading_type": kind, "notes": ""}
         if kind == "automated":
-            return auto, details
+            return GraderResult(scores=auto, details=details)
         verdict = judging.judge(judge, judging.JudgeTask(**data.get("judge", {})), records, Path(req.workspace_path))
         details["notes"] = verdict.notes
         raw = {f"{JUDGE}{k}": v for k, v in verdict.breakdown.items()}
         raw[JUDGE_TOTAL] = verdict.score
         if kind == "hybrid":
             raw.update({f"{AUTO}{k}": v for k, v in auto.items()})
-        return raw, details
+        return GraderResult(scores=raw, details=details)
 
     # --- score -------------------------------------------------------------------------------------------------------
-    def check_raw(self, raw: dict[str, float]) -> None:
-        """The grader's criteria and the judge's total must lie in 0..1; the judge's own per-criterion scores are
-        reported as it gave them (the runner reads only its total)."""
-        check_range({k: v for k, v in raw.items() if not k.startswith(JUDGE) or k == JUDGE_TOTAL})
-
     def score(self, m: GradingManifest, raw: dict[str, float], evidence: Optional[Evidence]) -> Score:
+        # the grader's criteria and the judge's total must lie in 0..1; the judge's own per-criterion scores are
+        # kept as it gave them (the runner reads only its total)
+        check_range({k: v for k, v in raw.items() if not k.startswith(JUDGE) or k == JUDGE_TOTAL})
         kind = m.benchmark_data.get("grading_type", "automated")
         details: dict[str, Any] = {"grading_type": kind}
         if kind == "automated":
