@@ -158,9 +158,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(line)
                 problems += not ok
     not_ready = len(report.tasks) - len(ready)
+    unavailable = len(report.errors) - len(malformed)
     print(f"{len(report.tasks)} task(s) loaded, {len(malformed)} malformed, "
-          f"{len(report.errors) - len(malformed)} unavailable here (a file missing), {len(report.skipped)} template(s) "
-          f"skipped, {not_ready} cannot run here (see 'cannot run here'), {problems} problem(s)")
+          + (f"{unavailable} unavailable (a file it names is missing, see UNAVAIL), " if unavailable else "")
+          + f"{len(report.skipped)} template(s) skipped, {not_ready} cannot run here (see 'cannot run here'), "
+          f"{problems} problem(s)")
     return 1 if problems else 0
 
 
