@@ -73,7 +73,6 @@ if [ -n "$need_build" ] || ! fixed_has kube-apiserver; then
         "which CRASHES on custom-resource writes (docs/cluster.md)"
   fi
 fi
-mkdir -p "$S/bin"
 for b in kube-apiserver kube-controller-manager kube-scheduler kubelet; do
   if fixed_has "$b"; then ln -sfn "$FIXED/$b" "$S/bin/$b"; continue; fi
   [ -x "$S/bin/$b" ] && [ ! -L "$S/bin/$b" ] && continue
