@@ -12,6 +12,7 @@ class ErrorKind(str, Enum):
     AGENT_ERROR = "agent_error"
     GRADING_ERROR = "grading_error"  # grader crashed, timed out or returned garbage
     INFRA = "infra"  # setup/services/sandbox/S3/apiserver faults
+    SETUP_ERROR = "setup_error"  # the task cannot run here (workspace not downloaded, a Warmup line failed): not retried
 
 
 class TrialState(str, Enum):
