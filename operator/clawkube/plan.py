@@ -50,6 +50,7 @@ class Stage(BaseModel):
     skills_from: Optional[str] = None  # execute: the author stage whose skills it starts with (None: the task's)
     grades: Optional[str] = None  # grade: the execution it grades
     context_from: Optional[str] = None  # author: the execution whose artifacts (and grade) it is told about
+    pod_suffix: str = ""  # cluster: a preparatory stage's pod is <trial>-a<N>-<pod_suffix> (k8s/names.py)
 
     @property
     def reads(self) -> tuple[str, ...]:
@@ -71,11 +72,12 @@ def _graded(skills_from: Optional[str] = None) -> tuple[Stage, Stage]:
 
 PLANS: dict[EvalMode, tuple[Stage, ...]] = {
     EvalMode.BASELINE: _graded(),
-    EvalMode.PRESKILL: (Stage(name="authoring", role=Role.AUTHOR), *_graded(skills_from="authoring")),
+    EvalMode.PRESKILL: (Stage(name="authoring", role=Role.AUTHOR, pod_suffix="author"),
+                        *_graded(skills_from="authoring")),
     EvalMode.POSTSKILL: (
-        Stage(name="first_run", role=Role.EXECUTE),
-        Stage(name="first_run_grade", role=Role.GRADE, grades="first_run"),
-        Stage(name="summary", role=Role.AUTHOR, context_from="first_run"),
+        Stage(name="first_run", role=Role.EXECUTE, pod_suffix="first"),
+        Stage(name="first_run_grade", role=Role.GRADE, grades="first_run", pod_suffix="first-grade"),
+        Stage(name="summary", role=Role.AUTHOR, context_from="first_run", pod_suffix="summary"),
         *_graded(skills_from="summary"),
     ),
 }
