@@ -80,13 +80,14 @@ def _hostile_run(tmp_path: Path, mode: str) -> tuple[dict[str, str], object]:
 
 @pytest.mark.skipif(not needs_namespaces, reason=NO_NAMESPACES)
 def test_hostile_agent_cannot_reach_grading_only_material(tmp_path: Path):
-    seen, r = _hostile_run(tmp_path, "namespace")
-    assert r.firewall == "namespace"
-    assert seen["whoami"].strip() == "65534"  # the hostile commands really ran, as the unprivileged sandbox user
-    for step in ("grep_secret", "grep_grader", "find", "proc", "list"):
+    seen, r = _hostile_run(tmp_path, "bwrap")
+    assert r.firewall == "bwrap"
+    assert int(seen["whoami"].strip()) >= 200000  # the hostile commands really ran, as the trial's own sandbox uid
+    for step in ("grep_secret", "grep_grader", "find", "proc"):
         assert seen[step].strip() == "", f"{step} reached grading-only material: {seen[step]!r}"
+    assert all("No such file" in line for line in seen["list"].strip().splitlines()), seen["list"]
     assert SECRET not in seen["read_task"] and "def grade" not in seen["read_task"]
-    assert "No such file" in seen["read_task"]  # hidden folders look empty from inside
+    assert "No such file" in seen["read_task"]  # nothing outside the allowlist exists inside
     # ... while the grader, after the firewall, did see the ground truth and scored the honest part of the work
     assert r.score.criteria[GT_CRITERION] == 1.0 and r.score.passed
 
@@ -169,8 +170,9 @@ def test_malformed_task_does_not_stop_the_run(task_root: Path, tmp_path: Path):
     assert any("broken.md" in e["path"] for e in o.task_errors)
 
 
-def test_warmup_failure_is_infra_and_retried(tmp_path: Path):
+def test_warmup_failure_is_a_setup_error_naming_the_line_not_retried(tmp_path: Path):
     md = make_task(tmp_path)
-    md.write_text(md.read_text() + "\n## Warmup\n\n```bash\nexit 7\n```\n")
+    md.write_text(md.read_text() + "\n## Warmup\n\n```bash\necho fine\nfalse && true\nls /no-such-dir\necho never\n```\n")
     (r,) = run(tmp_path / "tasks", tmp_path / "out").results
-    assert r.error_kind == ErrorKind.INFRA and "warmup" in r.error_message and r.attempt == 3
+    assert r.error_kind == ErrorKind.SETUP_ERROR and r.attempt == 1, r.error_message
+    assert "warmup failed at line 3: 'ls /no-such-dir'" in r.error_message and "No such file" in r.error_message

@@ -92,8 +92,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         runner = LocalRunner(spec, out, sandbox_mode=args.sandbox, fresh=args.fresh,
                              progress=None if args.quiet else sys.stderr, grader_timeout=args.grader_timeout)
         if runner.mode == "none":
-            print("clawkube: warning: no namespace sandbox here (needs root + unshare): agents run without the "
-                  "firewall's mount isolation; results record firewall=none", file=sys.stderr)
+            print("clawkube: warning: sandbox backend 'none': agents and graders run on this machine without the "
+                  "firewall (bwrap needs root and bubblewrap); results record firewall=none", file=sys.stderr)
         outcome = runner.run()
     except RunError as e:
         return _die(str(e))
@@ -186,7 +186,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--command", action="append", help="a shell command for the script agent (repeatable)")
     r.add_argument("--grader-timeout", type=float, help="override every task's grader time limit (s)")
     r.add_argument("--out", default="results")
-    r.add_argument("--sandbox", default="auto", choices=["auto", "namespace", "none"])
+    r.add_argument("--sandbox", default="auto", help="execution backend: auto (bwrap when available, else none), "
+                   "bwrap, none, or a registered backend")
     r.add_argument("--fresh", action="store_true", help="discard results already in --out")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(fn=cmd_run)
@@ -194,7 +195,7 @@ def parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="parse and check every task; oracle must pass, nop must fail")
     v.add_argument("path")
     v.add_argument("--no-run", action="store_true", help="only parse, do not run oracle/nop")
-    v.add_argument("--sandbox", default="auto", choices=["auto", "namespace", "none"])
+    v.add_argument("--sandbox", default="auto", help="execution backend (as for run)")
     v.set_defaults(fn=cmd_validate)
 
     rep = sub.add_parser("report", help="summarise a results folder")

@@ -195,10 +195,11 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
         urls = services.start()
         services.reset()
         env = {**env, **service_env(urls)}
-        initial = phases.setup(dirs, m, iso, env, authored)
-        before = hashes(dirs.skills)
-        ctx = phases.agent_context(dirs, m, agent, model, phase_args(agent_args, "execution"), env, urls)
-        ap = phases.run_agent(dirs, ctx, agent, iso, timeout)
+        initial, box = phases.setup(dirs, m, iso, env, authored, urls)
+        with box:
+            before = hashes(dirs.skills)
+            ctx = phases.agent_context(dirs, m, agent, model, phase_args(agent_args, "execution"), env, urls, box)
+            ap = phases.run_agent(dirs, ctx, agent, box, timeout)
         services.collect(dirs.audit)
     finally:
         services.stop()

@@ -106,6 +106,19 @@ class Resources(_Camel):
             raise ValueError(f"memory {v!r} must be above 0")
         return v
 
+    def memory_bytes(self) -> int:
+        m = re.fullmatch(r"([0-9.]+)([KMGTPE]i|[kMGTPE]|[eE][0-9]+)?", self.memory)
+        num, suffix = float(m.group(1)), m.group(2) or ""
+        if suffix[:1] in "eE" and suffix:
+            return int(num * 10 ** int(suffix[1:]))
+        scale = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+        if suffix.endswith("i"):
+            return int(num * 1024 ** ("KMGTPE".index(suffix[0]) + 1))
+        return int(num * scale[suffix])
+
+    def cpu_cores(self) -> float:
+        return float(self.cpu[:-1]) / 1000 if self.cpu.endswith("m") else float(self.cpu)
+
 
 class RetryPolicy(_Camel):
     """Attempts per trial by error kind (1 = no retry)."""

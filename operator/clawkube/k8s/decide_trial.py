@@ -85,7 +85,7 @@ def attempt_prefix(ctx: TrialContext, t: TrialObs, attempt: int, what: str) -> O
 
 def retry_limit(policy: RetryPolicy, kind: ErrorKind) -> int:
     return {ErrorKind.AGENT_TIMEOUT: policy.agent_timeout, ErrorKind.AGENT_ERROR: policy.agent_error,
-            ErrorKind.GRADING_ERROR: policy.grading_error, ErrorKind.INFRA: policy.infra}[kind]
+            ErrorKind.GRADING_ERROR: policy.grading_error, ErrorKind.INFRA: policy.infra}.get(kind, 1)
 
 
 def decide_trial(t: TrialObs, pods: dict[str, PodObs], ctx: TrialContext, may_start: bool) -> list[Action]:

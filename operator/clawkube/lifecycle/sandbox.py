@@ -1,107 +1,214 @@
-"""Run one process with a time limit, a clean environment and grading-only paths out of reach.
+"""How the trial lifecycle uses the execution interface (`clawkube.execution`).
 
-Mode `namespace` (root with util-linux `unshare`/`setpriv`): the process gets its own mount and pid namespaces;
-every hidden path is over-mounted (folders by an empty read-only tmpfs, files by /dev/null), /proc shows only
-the sandbox's own processes, and the process runs as uid/gid 65534 with no capabilities and no_new_privs.
-Mode `none` (anything else): only the clean environment and the time limit; results record `firewall: none`.
+- `AgentBox`: the sandbox of one agent-side run (a trial's warmup + agent, or a skill-writing phase). It sees the
+  workspace (at the benchmark's mount point, e.g. /tmp_workspace, or where it is), its HOME and skills folders,
+  a private /tmp, read-only system folders and tool folders, nothing else; its network is loopback plus the
+  trial's services and the model API. It runs as a uid leased for this run alone. Warmup runs as root inside,
+  over a private writable overlay of the system folders, and the servers it starts in the background keep
+  running (on the sandbox's loopback) for the agent.
+- `run_grading`: a one-shot sandbox for a grader or an env-snapshot probe: unprivileged, seeing its grading
+  workspace and the named grading inputs only, with the judge as its only endpoint.
+`Isolation` carries the run-level choices: backend (`mode`), resources, endpoints.
 """
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import subprocess
-import time
+import re
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-SANDBOX_UID = 65534
+from .. import execution as ex
+from ..execution import ExecResult, Limits, Mount, User
+from .workspace import chown_tree
 
-_INNER = r"""
-set -e
-mount --make-rprivate /
-IFS='
-'
-for p in $CLAWKUBE_HIDE; do
-  if [ -d "$p" ]; then mount -t tmpfs -o ro,size=4k,mode=0555 clawkube-hidden "$p"
-  elif [ -e "$p" ]; then mount --bind /dev/null "$p"; fi
-done
-unset CLAWKUBE_HIDE IFS
-exec setpriv --reuid=%(uid)d --regid=%(uid)d --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"
-"""
+SANDBOX_UID = ex.SANDBOX_UID
+ALLOW_ENV = "CLAWKUBE_SANDBOX_ALLOW"  # more endpoints agents may reach: comma-separated URLs or host:port
+AGENT_PIDS, GRADER_PIDS = 1024, 512
+AGENT_OUTPUT = 64 * ex.spec.MiB  # bytes of agent stdout (and of stderr) kept; the rest is counted and dropped
+GRADER_OUTPUT = 4 * ex.spec.MiB
+WARMUP_TIMEOUT = 120.0
+_ALIASES = {"namespace": "bwrap"}  # the sandbox mode of earlier versions
 
 
-class ProcResult(BaseModel):
-    exit_code: Optional[int]
-    stdout: str
-    stderr: str
-    timed_out: bool
-    wall_seconds: float
+class Isolation(BaseModel):
+    """How agent-side and grading processes are run."""
 
+    mode: str = "bwrap"  # the execution backend (execution/base.py): bwrap | none | a registered one
+    memory: Optional[int] = None  # bytes per process tree (spec.resources.memory)
+    cpu: Optional[float] = None  # cores (spec.resources.cpu)
+    pids: int = AGENT_PIDS
+    agent_endpoints: list[str] = Field(default_factory=list)  # the model API (besides the trial's services)
+    judge_endpoints: list[str] = Field(default_factory=list)  # what graders may reach
+    hidden: list[Path] = Field(default_factory=list)  # unused by allowlist backends (kept for older callers)
 
-def namespace_mode_available() -> bool:
-    return (os.geteuid() == 0 and shutil.which("unshare") is not None and shutil.which("setpriv") is not None)
+    @property
+    def isolating(self) -> bool:
+        return ex.backend(self.mode).isolating
 
 
 def resolve_mode(requested: str = "auto") -> str:
-    if requested == "auto":
-        return "namespace" if namespace_mode_available() else "none"
-    if requested == "namespace" and not namespace_mode_available():
-        raise RuntimeError("sandbox mode 'namespace' needs root and util-linux unshare/setpriv")
-    return requested
+    """The backend name for `--sandbox` (auto | bwrap | none | namespace = bwrap); RuntimeError if unavailable."""
+    return ex.resolve(_ALIASES.get(requested, requested))
 
 
-def give_to_sandbox_user(*paths: Path) -> None:
-    """Let the sandbox uid write its workspace/home (no-op when not root)."""
+def namespace_mode_available() -> bool:
+    return ex.backend("bwrap").unavailable() is None
+
+
+def give_to_sandbox_user(*paths: Path, uid: int = SANDBOX_UID) -> None:
+    """Let the sandbox uid write these folders (no-op when not root). Links are changed, never followed."""
     if os.geteuid() != 0:
         return
     for root in paths:
-        os.chown(root, SANDBOX_UID, SANDBOX_UID)
-        for dirpath, dirnames, filenames in os.walk(root):
-            for n in dirnames + filenames:
-                os.lchown(os.path.join(dirpath, n), SANDBOX_UID, SANDBOX_UID)
+        chown_tree(root, uid)
 
 
-def base_env(home: Path, extra: dict[str, str]) -> dict[str, str]:
-    env = {"PATH": os.environ.get("CLAWKUBE_SANDBOX_PATH", "/usr/local/bin:/usr/bin:/bin"),
-           "HOME": str(home), "LANG": "C.UTF-8", "TMPDIR": str(home)}
+def base_env(home: Union[Path, str], extra: dict[str, str]) -> dict[str, str]:
+    env = {"HOME": str(home), "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+    if os.environ.get(ex.view.LEGACY_PATH_ENV):
+        env["PATH"] = os.environ[ex.view.LEGACY_PATH_ENV]
     env.update(extra)
     return env
 
 
-def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, hidden: list[Path] = (),
-        stdin: Optional[str] = None, mode: str = "namespace") -> ProcResult:
-    """Run argv in cwd; kill the whole process tree at `timeout` seconds."""
-    if mode == "namespace":
-        env = dict(env, CLAWKUBE_HIDE="\n".join(str(Path(p).resolve()) for p in hidden if Path(p).exists()))
-        full = ["unshare", "--mount", "--pid", "--fork", "--mount-proc", "--kill-child", "--",
-                "/bin/sh", "-c", _INNER % {"uid": SANDBOX_UID}, "clawkube-sandbox", *argv]
-    elif mode == "none":
-        full = list(argv)
-    else:
-        raise ValueError(f"unknown sandbox mode {mode!r}")
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(full, cwd=cwd, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True)
-    except OSError as e:
-        return ProcResult(exit_code=None, stdout="", stderr=f"cannot start {argv[0]}: {e}", timed_out=False,
-                          wall_seconds=0.0)
-    timed_out = False
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_tree(proc)
-        out, err = proc.communicate()
-    return ProcResult(exit_code=proc.returncode, stdout=out, stderr=err, timed_out=timed_out,
-                      wall_seconds=time.monotonic() - start)
+def _endpoints(urls: list[str]) -> list[ex.Endpoint]:
+    out: list[ex.Endpoint] = []
+    for u in urls:
+        try:
+            e = ex.Endpoint.parse(u)
+        except ValueError:
+            continue
+        if e not in out:
+            out.append(e)
+    return out
 
 
-def _kill_tree(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
+def extra_allowed() -> list[str]:
+    return [u.strip() for u in os.environ.get(ALLOW_ENV, "").split(",") if u.strip()]
+
+
+class AgentBox:
+    """One agent-side sandbox (see the module doc). Use as a context manager, or call close()."""
+
+    def __init__(self, iso: Isolation, *, workspace: Path, home: Path, skills: Path, scratch: Path,
+                 workspace_mount: Optional[str] = None, services: Optional[dict[str, str]] = None,
+                 system_overlay: bool = False, name: str = "agent"):
+        self.iso = iso
+        self.workspace, self.home, self.skills = workspace, home, skills
+        self.tmp = scratch / "tmp"
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self.tmp.chmod(0o1777)
+        self.lease = ex.claim_uid()
+        try:
+            give_to_sandbox_user(workspace, home, skills, uid=self.lease.uid)
+            self.mounts = [Mount(source=workspace, target=workspace_mount, writable=True),
+                           Mount(source=home, writable=True), Mount(source=skills, writable=True),
+                           Mount(source=self.tmp, target="/tmp", writable=True)]
+            allow = _endpoints([*iso.agent_endpoints, *(services or {}).values(), *extra_allowed()])
+            spec = ex.SandboxSpec(mounts=self.mounts, network=ex.Network(allow=allow), uid=self.lease.uid,
+                                  system_overlay=scratch / "system-overlay" if system_overlay else None, name=name)
+            self.box = ex.open_sandbox(iso.mode, spec)
+        except BaseException:
+            self.lease.release()
+            raise
+        self.isolating = self.box.isolating
+
+    def inside(self, host: Path) -> str:
+        """Where a host path of one of the mounts appears inside the sandbox."""
+        if not self.isolating:
+            return str(host)
+        for m in self.mounts:
+            if host == m.source or host.is_relative_to(m.source):
+                rest = host.relative_to(m.source).as_posix()
+                return m.inside if rest == "." else f"{m.inside.rstrip('/')}/{rest}"
+        raise ValueError(f"{host} is not visible in the sandbox")
+
+    @property
+    def workdir(self) -> str:
+        return self.inside(self.workspace)
+
+    def run(self, argv: list[str], *, env: dict[str, str], timeout: float, user: User = User.SANDBOX,
+            stdin: Union[str, bytes, None] = None, stdout: Optional[Path] = None, stderr: Optional[Path] = None,
+            keep_background: bool = False, cwd: Optional[str] = None) -> ExecResult:
+        limits = Limits(timeout=timeout, memory=self.iso.memory, pids=self.iso.pids, cpu=self.iso.cpu,
+                        output=AGENT_OUTPUT)
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        return self.box.exec(ex.ExecSpec(argv=argv, cwd=cwd or self.workdir, env=env, user=user, limits=limits,
+                                         stdin=data, stdout=stdout, stderr=stderr, keep_background=keep_background))
+
+    def close(self) -> None:
+        try:
+            self.box.close()
+        finally:
+            self.lease.release()
+
+    def __enter__(self) -> "AgentBox":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+_TRAP = 'trap \'echo "clawkube-warmup-failed: line $LINENO: $BASH_COMMAND" >&2\' ERR\n'
+_FAILED = re.compile(r"clawkube-warmup-failed: line (\d+): (.*)")
+
+
+def warmup(box: AgentBox, lines: list[str], env: dict[str, str], log: Path,
+           timeout: float = WARMUP_TIMEOUT) -> Optional[str]:
+    """Run the task's warmup as root inside the agent's sandbox (one bash script, stops at the first failing
+    line; background commands keep running). Returns None, or what failed, naming the line."""
+    script = _TRAP + "\n".join(lines) + "\n"
+    r = box.run(["bash", "-e", "-c", script, "clawkube-warmup"], env=env, timeout=timeout, user=User.ROOT,
+                stdout=log.with_suffix(".stdout"), stderr=log, keep_background=True)
+    if r.ok:
+        return None
+    m = None
+    for m in _FAILED.finditer(r.stderr):
         pass
+    where = ""
+    if m is not None:
+        n = int(m.group(1)) - 1  # the trap is line 1
+        text = lines[n - 1] if 1 <= n <= len(lines) else m.group(2)
+        where = f" at line {n}: {text.strip()!r}"
+    detail = r.stderr
+    detail = _FAILED.sub("", detail).strip()[-500:]
+    return f"warmup failed{where} ({r.describe()}){': ' + detail if detail else ''}"
+
+
+def run_grading(iso: Isolation, argv: list[str], *, cwd: str, env: dict[str, str], timeout: float,
+                workspace: Path, workspace_mount: Optional[str], inputs: list[Path], writable: list[Path],
+                scratch: Path, stdout: Optional[Path] = None, stderr: Optional[Path] = None,
+                name: str = "grader") -> ExecResult:
+    """A grader or probe in a one-shot sandbox: `workspace` (writable, at `workspace_mount` or where it is),
+    `inputs` read-only and `writable` folders at their host paths, a private /tmp under `scratch`, the Python
+    that runs clawkube and the clawkube package (for the grading process), the judge as the only endpoint."""
+    tmp = scratch / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    tmp.chmod(0o1777)
+    with ex.claim_uid() as lease:
+        give_to_sandbox_user(workspace, *writable, uid=lease.uid)
+        mounts = [Mount(source=workspace, target=workspace_mount, writable=True),
+                  Mount(source=tmp, target="/tmp", writable=True),
+                  *(Mount(source=p) for p in inputs if p.exists()),
+                  *(Mount(source=p, writable=True) for p in writable)]
+        spec = ex.SandboxSpec(mounts=mounts, network=ex.Network(allow=_endpoints(iso.judge_endpoints)),
+                              uid=lease.uid, name=name)
+        limits = Limits(timeout=timeout, memory=iso.memory, pids=GRADER_PIDS, cpu=iso.cpu, output=GRADER_OUTPUT)
+        if not ex.backend(iso.mode).isolating:
+            cwd = str(_host_cwd(cwd, workspace, workspace_mount))
+        return ex.run_once(iso.mode, spec, ex.ExecSpec(argv=argv, cwd=cwd, env=env, limits=limits, stdout=stdout,
+                                                        stderr=stderr))
+
+
+def _host_cwd(cwd: str, workspace: Path, mount: Optional[str]) -> Path:
+    if mount and (cwd == mount or cwd.startswith(mount.rstrip("/") + "/")):
+        return workspace / cwd[len(mount):].lstrip("/")
+    return Path(cwd)
+
+
+def package_mount() -> tuple[Path, str]:
+    """The clawkube package folder and the PYTHONPATH entry under which a sandboxed process imports it."""
+    pkg = Path(__file__).resolve().parents[1]
+    return pkg, str(pkg.parent)

@@ -131,19 +131,20 @@ class _Execution:
 
 
 def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], label: str) -> _Execution:
-    for d in (dirs.workspace, dirs.home, dirs.skills):
-        shutil.rmtree(d, ignore_errors=True)
+    for d in (dirs.workspace, dirs.home, dirs.skills, dirs.scratch / "tmp", dirs.scratch / "system-overlay"):
+        workspace.rmtree(d)
     try:
         tr.services.reset()
         urls = tr.services.urls
         env = {**tr.env, **service_env(urls)}
-        initial = tr.timed("setup", phases.setup, dirs, tr.manifest, tr.plan.isolation, env, skills_from)
+        initial, box = tr.timed("setup", phases.setup, dirs, tr.manifest, tr.plan.isolation, env, skills_from, urls)
     except (phases.InfraError, ServiceError, OSError) as e:
         raise phases.InfraError(f"setup{'' if label == 'execution' else f' ({label})'}: {e}") from e
-    before = hashes(dirs.skills)
-    ctx = phases.agent_context(dirs, tr.manifest, tr.agent, tr.plan.agent.model, phase_args(tr.plan.agent.args, "execution"),
-                               env, urls)
-    ap = tr.timed("agent", phases.run_agent, dirs, ctx, tr.agent, tr.plan.isolation, tr.timeout)
+    with box:
+        before = hashes(dirs.skills)
+        ctx = phases.agent_context(dirs, tr.manifest, tr.agent, tr.plan.agent.model,
+                                   phase_args(tr.plan.agent.args, "execution"), env, urls, box)
+        ap = tr.timed("agent", phases.run_agent, dirs, ctx, tr.agent, box, tr.timeout)
     try:
         tr.services.collect(dirs.audit)
     except ServiceError as e:
@@ -161,12 +162,12 @@ def _author(tr: _Trial, phase: str, out: Path, context: Optional[str] = None) ->
 
 def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optional[str]]:
     t = tr.plan.task
-    grading_ws, gm = tr.timed("firewall", phases.firewall, dirs, t.grading_dir, tr.env)
+    grading_ws, gm = tr.timed("firewall", phases.firewall, dirs, t.grading_dir, tr.env, tr.plan.isolation)
     last_error = None
     for _ in range(max(1, tr.plan.grading_attempts)):
         try:
             return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, tr.env,
-                            tr.plan.grader_timeout), None
+                            tr.plan.grader_timeout, tr.plan.isolation), None
         except GradingError as e:
             last_error = str(e)
     return None, last_error
@@ -216,14 +217,12 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
     """Run all phases; never raises for a trial-level failure (it is in the result)."""
     t = plan.task
     res_dir = plan.result_dir
-    if res_dir.exists():
-        shutil.rmtree(res_dir)  # an unfinished earlier try: redo it from scratch
+    workspace.rmtree(res_dir)  # an unfinished earlier try: redo it from scratch
     tag = f"{t.task_id}-{plan.dir_name or plan.trial_index}-a{attempt}"
     scratch = plan.scratch_root / tag
     grading_scratch = plan.out_root / ".grading" / tag
     for d in (scratch, grading_scratch):
-        if d.exists():
-            shutil.rmtree(d)
+        workspace.rmtree(d)
     grading_scratch.mkdir(parents=True, mode=0o700)
     dirs = phases.TrialDirs.under(scratch, res_dir, grading_scratch)
     result = TrialResult(task_id=t.task_id, category=t.category, task_format=t.format, trial_index=plan.trial_index,
@@ -250,6 +249,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
                 run, details = _run_mode(tr, dirs, result)
             except phases.InfraError as e:
                 return _finish(result, dirs, clock, ErrorKind.INFRA, str(e))
+            except phases.SetupError as e:  # the task's own warmup: its fault, not ours; not retried
+                return _finish(result, dirs, clock, ErrorKind.SETUP_ERROR, str(e))
         finally:
             services.stop()
         ap = run.agent_phase
@@ -266,8 +267,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
     finally:
         if services is not None:
             services.stop()
-        shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(grading_scratch, ignore_errors=True)
+        workspace.rmtree(scratch)
+        workspace.rmtree(grading_scratch)
 
 
 def _finish(result: TrialResult, dirs: phases.TrialDirs, clock: dict[str, float], kind: Optional[ErrorKind],

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..agents.base import Agent
-from ..lifecycle import phases, sandbox, workspace
+from ..lifecycle import phases, workspace
 from ..lifecycle.bundle import AgentManifest
 from .phase_args import phase_args
 from .prompts import authoring_prompt, summary_prompt
@@ -29,13 +29,17 @@ def write_skills(phase: str, base: Path, out: Path, manifest: AgentManifest, age
                             skills=base / "skills", out=out, grading=base / "unused")
     for d in (dirs.workspace, dirs.home, dirs.skills, dirs.out):
         d.mkdir(parents=True, exist_ok=True)
-    sandbox.give_to_sandbox_user(dirs.workspace, dirs.home, dirs.skills)
-    task_prompt = manifest.view.prompt
-    prompt = (authoring_prompt(task_prompt, str(dirs.skills)) if phase == "authoring"
-              else summary_prompt(task_prompt, context or "", str(dirs.skills)))
-    view = manifest.view.model_copy(update={"prompt": prompt, "attachments": []})
-    m = manifest.model_copy(update={"view": view, "services": []})
-    ctx = phases.agent_context(dirs, m, agent, model, phase_args(args, phase), env, {})
-    ap = phases.run_agent(dirs, ctx, agent, iso, timeout)
-    workspace.copy_tree(dirs.skills, out / "skills")
+    m = manifest.model_copy(update={"services": [], "warmup": []})
+    with phases.open_box(dirs, m, iso, name=phase) as box:
+        task_prompt = manifest.view.prompt
+        skills_inside = box.inside(dirs.skills)
+        prompt = (authoring_prompt(task_prompt, skills_inside) if phase == "authoring"
+                  else summary_prompt(task_prompt, context or "", skills_inside))
+        view = manifest.view.model_copy(update={"prompt": prompt, "attachments": []})
+        m = m.model_copy(update={"view": view})
+        ctx = phases.agent_context(dirs, m, agent, model, phase_args(args, phase), env, {}, box)
+        ap = phases.run_agent(dirs, ctx, agent, box, timeout)
+    notes = workspace.copy_tree(dirs.skills, out / "skills")
+    if not notes.empty():
+        workspace.write_json(out / "skills.notes.json", notes.as_dict())
     return dirs.skills, ap

@@ -1,0 +1,79 @@
+"""Backend `none`: processes run on the host, seeing the whole machine and its network (no firewall; results
+record `firewall: none`). What it still does: the time limit, capped output, cgroup limits and kill-everything
+when cgroups are writable, `setpriv --pdeathsig` so a process dies with the runner, and (as root) the sandbox
+uid for User.SANDBOX. Mount targets cannot be honoured: the command runs in the mount's host folder, and paths
+inside argv and env are the caller's business (the trial code hands host paths to this backend).
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Optional
+
+from . import view
+from .base import Sandbox, register
+from .cgroups import Group, runner_group
+from .process import run_tree
+from .spec import ExecResult, ExecSpec, User
+
+
+@register
+class HostSandbox(Sandbox):
+    name = "none"
+    isolating = False
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._group: Optional[Group] = None
+        self._counter = itertools.count(1)
+        self._open = False
+
+    def open(self) -> None:
+        root = runner_group()
+        self._group = root.child(f"{self.spec.name}-{secrets.token_hex(4)}") if root is not None else None
+        self._open = True
+
+    def host_path(self, inside: str) -> Path:
+        """The host path of a path inside (through the mount that holds it)."""
+        best = None
+        for m in self.spec.mounts:
+            t = m.inside.rstrip("/") or "/"
+            if inside == t or inside.startswith(t + "/"):
+                if best is None or len(t) > len(best[0]):
+                    best = (t, m.source)
+        if best is None:
+            return Path(inside)
+        rest = inside[len(best[0]):].lstrip("/")
+        return best[1] / rest if rest else best[1]
+
+    def _prefix(self, user: User) -> list[str]:
+        if shutil.which("setpriv") is None:
+            return []
+        pre = ["setpriv", "--pdeathsig", "KILL"]
+        if os.geteuid() == 0 and user == User.SANDBOX:
+            uid = self.spec.uid
+            pre += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        return [*pre, "--"]
+
+    def exec(self, spec: ExecSpec) -> ExecResult:
+        if not self._open:
+            raise RuntimeError("exec on a sandbox that is not open")
+        group = self._group.child(f"x{next(self._counter)}", spec.limits) if self._group is not None else None
+        tools = self.spec.tools if self.spec.tools is not None else view.tool_folders()
+        env = {"PATH": view.sandbox_path(tools), **spec.env}
+        try:
+            return run_tree([*self._prefix(spec.user), *spec.argv], env=env, cwd=self.host_path(spec.cwd),
+                            limits=spec.limits, group=group, stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr,
+                            keep_background=spec.keep_background, backend=self.name)
+        finally:
+            if group is not None and not spec.keep_background:
+                group.remove()
+
+    def close(self) -> None:
+        if self._group is not None:
+            self._group.remove()
+            self._group = None
+        self._open = False
