@@ -13,6 +13,7 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v xz >/dev/null || need_apt+=(xz-utils)
 command -v unshare >/dev/null && command -v setpriv >/dev/null || need_apt+=(util-linux)
 command -v curl >/dev/null || need_apt+=(curl)
+command -v bwrap >/dev/null || need_apt+=(bubblewrap)
 if [ "$(id -u)" = 0 ] && [ ${#need_apt[@]} -gt 0 ]; then
   echo "== apt-get install ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null

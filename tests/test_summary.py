@@ -92,7 +92,7 @@ def test_per_category(mixed):
 
 
 def test_errors_count_latest_attempt_only(mixed):
-    assert mixed.errors == {"agent_timeout": 1, "agent_error": 0, "grading_error": 1, "infra": 0}
+    assert mixed.errors == {"agent_timeout": 1, "setup_error": 0, "agent_error": 0, "grading_error": 1, "infra": 0}
 
 
 def test_claw_eval_block(mixed):

@@ -11,6 +11,8 @@ from typing import Optional
 import yaml
 from pydantic import ValidationError
 
+from . import safeyaml
+
 EXIT_OK, EXIT_TRIAL_FAILURES, EXIT_USAGE = 0, 3, 2
 
 
@@ -25,8 +27,15 @@ def _kv(items: list[str]) -> dict:
         if "=" not in it:
             raise ValueError(f"--arg {it!r}: expected KEY=VALUE")
         k, v = it.split("=", 1)
-        out[k] = yaml.safe_load(v)
+        out[k] = safeyaml.load(v)
     return out
+
+
+def _read_limited(path: Path) -> str:
+    size = path.stat().st_size
+    if size > safeyaml.MAX_BYTES:
+        raise ValueError(f"{path}: {size} bytes, more than the {safeyaml.MAX_BYTES} a run file may have")
+    return path.read_text()
 
 
 def _modes(args: argparse.Namespace) -> Optional[list[str]]:
@@ -44,7 +53,7 @@ def build_spec(args: argparse.Namespace):
 
     data: dict = {}
     if args.run_file:
-        raw = yaml.safe_load(Path(args.run_file).read_text()) or {}
+        raw = safeyaml.load(_read_limited(Path(args.run_file))) or {}
         if not isinstance(raw, dict):
             raise ValueError(f"{args.run_file}: expected a mapping")
         data = RunFile.model_validate(raw).spec.model_dump(by_alias=True, exclude_none=True) if "spec" in raw else raw
@@ -85,8 +94,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         spec = build_spec(args)
-    except (ValueError, ValidationError, OSError) as e:
+    except (ValueError, ValidationError, OSError, yaml.YAMLError) as e:
         return _die(str(e))
+    if args.grader_timeout is not None and not args.grader_timeout > 0:
+        return _die(f"--grader-timeout {args.grader_timeout:g}: must be above 0 seconds")
     out = Path(args.out)
     try:
         runner = LocalRunner(spec, out, sandbox_mode=args.sandbox, fresh=args.fresh,

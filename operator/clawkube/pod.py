@@ -103,6 +103,7 @@ def _bundle_dir(path: str) -> Path:
     p = Path(path)
     if p.is_file():  # a bundle.tar.gz: unpack next to the scratch
         d = Path(tempfile.mkdtemp(prefix="clawkube-bundle-"))
+        d.chmod(0o755)  # readable by the sandboxed grader's uid
         bundles.extract(p.read_bytes(), d)
         return d
     return p

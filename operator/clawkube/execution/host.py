@@ -1,7 +1,6 @@
 """Backend `none`: processes run on the host, seeing the whole machine and its network (no firewall; results
-record `firewall: none`). What it still does: the time limit, capped output, cgroup limits and kill-everything
-when cgroups are writable, `setpriv --pdeathsig` so a process dies with the runner, and (as root) the sandbox
-uid for User.SANDBOX. Mount targets cannot be honoured: the command runs in the mount's host folder, and paths
+record `firewall: none`), as the runner's own user. What it still does: the time limit, capped output, cgroup
+limits and kill-everything when cgroups are writable, and `setpriv --pdeathsig` so a process dies with the runner. Mount targets cannot be honoured: the command runs in the mount's host folder, and paths
 inside argv and env are the caller's business (the trial code hands host paths to this backend).
 """
 from __future__ import annotations
@@ -10,6 +9,8 @@ import itertools
 import os
 import secrets
 import shutil
+import signal
+import subprocess
 from pathlib import Path
 from typing import Optional
 
@@ -50,13 +51,9 @@ class HostSandbox(Sandbox):
         return best[1] / rest if rest else best[1]
 
     def _prefix(self, user: User) -> list[str]:
-        if shutil.which("setpriv") is None:
-            return []
-        pre = ["setpriv", "--pdeathsig", "KILL"]
-        if os.geteuid() == 0 and user == User.SANDBOX:
-            uid = self.spec.uid
-            pre += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-        return [*pre, "--"]
+        """Dies with the runner. (The process keeps the runner's uid: without a private view, a lower uid would
+        only stop it from reading the folders it is given.)"""
+        return ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
 
     def exec(self, spec: ExecSpec) -> ExecResult:
         if not self._open:
@@ -77,3 +74,36 @@ class HostSandbox(Sandbox):
             self._group.remove()
             self._group = None
         self._open = False
+
+
+class Spawned:
+    """A long-running host process started by the runner (a trial's mock service), tied to the runner: it runs in
+    a cgroup of its own under the runner's (so the reaper kills it and all it started if the runner dies) with
+    SIGKILL as its parent-death signal. `stop()` ends it and everything it started."""
+
+    def __init__(self, argv: list[str], *, name: str, **popen_kwargs):
+        root = runner_group()
+        self.group = root.child(f"{name}-{secrets.token_hex(4)}") if root is not None else None
+        pre = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
+        full = [*pre, *argv]
+        if self.group is not None:
+            full = self.group.enter_argv(full)
+        self.proc = subprocess.Popen(full, start_new_session=True, **popen_kwargs)
+
+    def stop(self, grace: float = 3.0) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.group is not None:
+            self.group.remove()
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()

@@ -238,9 +238,13 @@ def firewall(dirs: TrialDirs, grading_bundle_dir: Path, env: dict[str, str],
     workspace.write_json(dirs.out / "env_snapshot.json",
                          env_snapshot(ws, m.env_snapshot_files, m.env_snapshot_commands, env, iso,
                                       workspace_mount(m), dirs.grading))
-    replaced = workspace.place_files(grading_bundle_dir / "files", ws)
-    if replaced or not notes.empty():
-        workspace.write_json(dirs.grading / "firewall.json", {"restore": notes.as_dict(), "replaced": replaced})
+    files = grading_bundle_dir / "files"
+    replaced = workspace.place_files(files, ws)
+    grading_paths = {e.rel for e in workspace.walk(files)} if files.is_dir() else set()
+    dropped = workspace.drop_links_to_grading(ws, grading_paths, workspace_mount(m) or str(ws))
+    if replaced or dropped or not notes.empty():
+        workspace.write_json(dirs.out / "firewall.json", {"restore": notes.as_dict(), "replaced_by_ground_truth":
+                                                          replaced, "links_removed": dropped})
     return ws, m
 
 

@@ -449,3 +449,66 @@ def write_json(path: Path, obj) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, default=str))
     tmp.replace(path)
+
+
+MAX_HOPS = 40
+SAFE_OUTSIDE = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/dev", "/proc")
+
+
+def _resolve(ws: Path, anchor: list[str], start: list[str], target: str) -> tuple[str, str]:
+    """Resolve a link's target the way a process in the grading sandbox would, the workspace being at `anchor`
+    (path components). ("inside", rel) | ("outside", absolute path) | ("loop", "")."""
+    cur = list(start)
+    todo = [p for p in target.split("/")]
+    if target.startswith("/"):
+        cur = []
+    hops = 0
+    while todo:
+        c = todo.pop(0)
+        if c in ("", "."):
+            continue
+        if c == "..":
+            if cur:
+                cur.pop()
+            continue
+        cur.append(c)
+        if cur[:len(anchor)] != anchor:
+            if len(cur) <= len(anchor) and anchor[:len(cur)] == cur:
+                continue  # still on the way down to the workspace
+            return "outside", "/" + "/".join(cur + [p for p in todo if p not in ("", ".")])
+        rel = "/".join(cur[len(anchor):])
+        p = ws / rel
+        if p.is_symlink():
+            hops += 1
+            if hops > MAX_HOPS:
+                return "loop", ""
+            t = os.readlink(p)
+            cur.pop()
+            if t.startswith("/"):
+                cur = []
+            todo = [x for x in t.split("/")] + todo
+    if cur[:len(anchor)] != anchor:
+        return "outside", "/" + "/".join(cur)
+    return "inside", "/".join(cur[len(anchor):])
+
+
+def _under(rel: str, roots: set[str]) -> bool:
+    return any(rel == r or rel.startswith(r + "/") or r.startswith(rel + "/") or rel == "" for r in roots)
+
+
+def drop_links_to_grading(ws: Path, grading: set[str], anchor: str) -> list[str]:
+    """Remove every link of the grading workspace that would lead a grader into grading-only material: a link
+    that resolves to a grading-only path, into one or above one (inside the workspace), or anywhere outside the
+    workspace but the system folders (where the grader's own inputs are). Returns the links removed."""
+    parts = [p for p in anchor.split("/") if p]
+    removed: list[str] = []
+    links = [e.rel for e in walk(ws) if e.kind == "link"]
+    for rel in links:
+        p = ws / rel
+        where, what = _resolve(ws, parts, parts + rel.split("/")[:-1], os.readlink(p))
+        bad = (where == "loop" or (where == "inside" and _under(what, grading)) or
+               (where == "outside" and not any(what == s or what.startswith(s + "/") for s in SAFE_OUTSIDE)))
+        if bad:
+            p.unlink()
+            removed.append(rel)
+    return removed

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 import yaml
+
+from .. import safeyaml
 from pydantic import BaseModel, Field
 
 from .model import TaskLoadError
@@ -103,7 +105,7 @@ def read_frontmatter(path: Path, text: Optional[str] = None) -> Optional[dict[st
 
 def load_yaml(path: Path, raw: str, field: str, first_line: int = 1) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(raw)
+        data = safeyaml.load(raw)  # size, alias, node and depth limits: a YAML bomb is refused at once
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + first_line}: " if mark is not None else ""
@@ -116,8 +118,14 @@ def load_yaml(path: Path, raw: str, field: str, first_line: int = 1) -> dict[str
     return data
 
 
+MAX_TASK_FILE = 16 * 1024 * 1024  # bytes: a bigger task file is refused before it is read
+
+
 def read_text(path: Path) -> str:
     try:
+        size = path.stat().st_size
+        if size > MAX_TASK_FILE:
+            raise TaskLoadError(path, "file", f"{size} bytes, more than the {MAX_TASK_FILE} a task file may have")
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise TaskLoadError(path, "file", f"not UTF-8 text: {e}") from None
