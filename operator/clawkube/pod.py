@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 from .agents.registry import get_agent
 from .artifacts.grants import READ_ENV, UPLOAD_ENV, get_files, post_folder
+from .contracts import judge as judges
 from .lifecycle import bundle as bundles
 from .lifecycle import phases, workspace
 from .lifecycle.hardening import harden_process
@@ -249,7 +250,8 @@ def main_grade(args: argparse.Namespace) -> int:
         m = bundles.read_grading_manifest(gdir)
         env = task_env(m.env, dict(os.environ))
         ws, m = phases.firewall(dirs, gdir, env)
-        score = phases.grade(dirs, gdir, ws, m, env)
+        score = phases.grade(dirs, gdir, ws, m, {**env, **task_env([judges.KEY_ENV], dict(os.environ))},
+                             judge=judges.from_env(os.environ))
         summary.update(score=score.model_dump(), error_kind=None, error_message=None)
     except GradingError as e:
         summary.update(error_kind=ErrorKind.GRADING_ERROR.value, error_message=str(e))

@@ -28,7 +28,8 @@ from ..services.evidence import Evidence
 from .. import execution as ex
 from . import sandbox, workspace
 from .bundle import GRADER_FILE, REFERENCE_FILE, AgentManifest, GradingManifest, read_grading_manifest
-from .grader_main import GradeRequest, check_scores
+from ..contracts.grading import GradeOutput, GradeRequest
+from ..contracts.judge import JudgeConfig
 from .scoring import GradingError, to_score
 
 
@@ -249,10 +250,16 @@ def firewall(dirs: TrialDirs, grading_bundle_dir: Path, env: dict[str, str],
 
 
 def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: GradingManifest,
-          env: dict[str, str], timeout: Optional[float] = None, iso: Optional[Isolation] = None) -> Score:
+          env: dict[str, str], timeout: Optional[float] = None, judge: Optional[JudgeConfig] = None,
+          iso: Optional[Isolation] = None) -> Score:
     """Run the grader process sandboxed (its own uid, the grading workspace and inputs only, the judge as its only
-    endpoint, time and memory limits, every child killed); write grader.log and score.json. Raises GradingError."""
+    endpoint, time and memory limits, every child killed); write grader.log and score.json. Raises GradingError.
+    `judge` goes into the request; its key, if any, must be in `env` as contracts.judge.KEY_ENV."""
+    if m.needs_judge and judge is None:
+        raise GradingError("no judge configured: grading this task needs an LLM judge (spec.judge)")
     iso = iso or default_isolation()
+    if judge is not None and judge.base_url and judge.base_url not in iso.judge_endpoints:
+        iso = iso.model_copy(update={"judge_endpoints": [*iso.judge_endpoints, judge.base_url]})
     g = dirs.grading
     inbox, outbox, run = g / "in", g / "out", g / "run"
     for d in (inbox, outbox, run):
@@ -260,8 +267,8 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
         d.mkdir(parents=True)
     mount = workspace_mount(m)
     ws_inside = mount or str(grading_ws)
-    req = GradeRequest(
-        grader_file=str(grading_bundle_dir / GRADER_FILE), entry=m.entry, workspace_path=ws_inside,
+    req = GradeRequest(judge=judge,
+        benchmark=m.format, grader_file=str(grading_bundle_dir / GRADER_FILE), entry=m.entry, workspace_path=ws_inside,
         transcript_path=str(dirs.out / "transcript.jsonl"), audit_dir=str(dirs.audit),
         task_manifest_path=str(grading_bundle_dir / "grading.json"),
         env_snapshot_path=str(dirs.out / "env_snapshot.json"), output_path=str(outbox / "grade_output.json"))
@@ -287,15 +294,12 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
     if raw is None:
         raise GradingError(f"grader process ended with {r.describe()} and wrote no result: {log.strip()[-500:]}")
     try:
-        res = json.loads(raw)
-        if not isinstance(res, dict):
-            raise ValueError("not an object")
-        if not res.get("ok"):
-            raise GradingError(f"grader crashed: {res.get('error')}")
-        scores = check_scores(res.get("scores"))
-    except (ValueError, TypeError) as e:
-        raise GradingError(f"grader wrote an unreadable result: {e}") from None
-    score = to_score(m, scores, engine_evidence(dirs, m))
+        res = GradeOutput.model_validate_json(raw)
+    except ValueError as e:
+        raise GradingError(f"grader output is not a GradeOutput: {e}") from None
+    if not res.ok:
+        raise GradingError(f"grader crashed: {res.error}")
+    score = to_score(m, res.scores, engine_evidence(dirs, m))
     workspace.write_json(dirs.out / "score.json", score.model_dump())
     return score
 

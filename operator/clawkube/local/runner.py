@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
+from ..contracts import judge as judges
 from ..lifecycle import sandbox, trial, workspace
 from ..lifecycle.phases import Isolation
 from ..results.model import ErrorKind, TrialResult
 from ..results.report import render_progress
 from ..results.summary import RunSummary, summarize
 from ..runspec import BenchmarkRunSpec, EvalMode
-from ..tasks.loader import load_tasks, select
+from ..benchmarks.loader import load_tasks, select
 from ..tasks.model import TaskSpec
 
 
@@ -110,6 +111,10 @@ class LocalRunner:
                  grader_timeout: Optional[float] = None, modes: Optional[list[str]] = None):
         if not spec.tasks.path:
             raise RunError("the local runner reads tasks from a folder: set spec.tasks.path (--tasks)")
+        # Paths are made absolute once, at the CLI edge (cli.local_path): trials work in other directories
+        relative = [str(p) for p in (Path(spec.tasks.path), Path(out)) if not p.is_absolute()]
+        if relative:
+            raise RunError(f"the local runner takes absolute paths (the CLI resolves them): {', '.join(relative)}")
         self.spec, self.out, self.progress, self.on_result = spec, out, progress, on_result
         try:
             self.mode = sandbox.resolve_mode(sandbox_mode)
@@ -193,6 +198,9 @@ class LocalRunner:
             self.progress.flush()
 
     def run(self) -> RunOutcome:
+        problem = judges.missing_key(self.spec.judge, os.environ)
+        if problem:
+            raise RunError(problem)
         tasks, task_errors = self._load()
         self._claim_out()
         try:
@@ -220,7 +228,7 @@ class LocalRunner:
                                            grading_attempts=self.spec.retry.grading_error, mode=mode,
                                            grader_timeout=self.grader_timeout,
                                            error_injection_rate=self.spec.error_injection_rate, seed=self.spec.seed,
-                                           dir_name=f"{mode}-{i}" if several else None)
+                                           dir_name=f"{mode}-{i}" if several else None, judge=self.spec.judge)
                     done = trial.load_result(plan.result_dir)
                     if done is not None:
                         self._results[_key(done)] = done
