@@ -37,19 +37,6 @@ class HostSandbox(Sandbox):
         self._group = root.child(f"{self.spec.name}-{secrets.token_hex(4)}") if root is not None else None
         self._open = True
 
-    def host_path(self, inside: str) -> Path:
-        """The host path of a path inside (through the mount that holds it)."""
-        best = None
-        for m in self.spec.mounts:
-            t = m.inside.rstrip("/") or "/"
-            if inside == t or inside.startswith(t + "/"):
-                if best is None or len(t) > len(best[0]):
-                    best = (t, m.source)
-        if best is None:
-            return Path(inside)
-        rest = inside[len(best[0]):].lstrip("/")
-        return best[1] / rest if rest else best[1]
-
     def _prefix(self, user: User) -> list[str]:
         """Dies with the runner. (The process keeps the runner's uid: without a private view, a lower uid would
         only stop it from reading the folders it is given.)"""
@@ -62,7 +49,7 @@ class HostSandbox(Sandbox):
         tools = self.spec.tools if self.spec.tools is not None else view.tool_folders()
         env = {"PATH": view.sandbox_path(tools), **spec.env}
         try:
-            return run_tree([*self._prefix(spec.user), *spec.argv], env=env, cwd=self.host_path(spec.cwd),
+            return run_tree([*self._prefix(spec.user), *spec.argv], env=env, cwd=Path(spec.cwd),
                             limits=spec.limits, group=group, stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr,
                             keep_background=spec.keep_background, backend=self.name)
         finally:

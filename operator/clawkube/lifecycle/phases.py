@@ -266,7 +266,7 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
         workspace.rmtree(d)
         d.mkdir(parents=True)
     mount = workspace_mount(m)
-    ws_inside = mount or str(grading_ws)
+    ws_inside = sandbox.workspace_inside(iso, grading_ws, mount)
     req = GradeRequest(judge=judge,
         benchmark=m.format, grader_file=str(grading_bundle_dir / GRADER_FILE), entry=m.entry, workspace_path=ws_inside,
         transcript_path=str(dirs.out / "transcript.jsonl"), audit_dir=str(dirs.audit),

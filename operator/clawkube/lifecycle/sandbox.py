@@ -196,7 +196,7 @@ def run_grading(iso: Isolation, argv: list[str], *, cwd: str, env: dict[str, str
         spec = ex.SandboxSpec(mounts=mounts, network=ex.Network(allow=_endpoints(iso.judge_endpoints)),
                               uid=lease.uid, name=name)
         limits = Limits(timeout=timeout, memory=iso.memory, pids=GRADER_PIDS, cpu=iso.cpu, output=GRADER_OUTPUT)
-        if not ex.backend(iso.mode).isolating:
+        if not ex.backend(iso.mode).isolating:  # host paths only
             cwd = str(_host_cwd(cwd, workspace, workspace_mount))
         return ex.run_once(iso.mode, spec, ex.ExecSpec(argv=argv, cwd=cwd, env=env, limits=limits, stdout=stdout,
                                                         stderr=stderr))
@@ -206,6 +206,11 @@ def _host_cwd(cwd: str, workspace: Path, mount: Optional[str]) -> Path:
     if mount and (cwd == mount or cwd.startswith(mount.rstrip("/") + "/")):
         return workspace / cwd[len(mount):].lstrip("/")
     return Path(cwd)
+
+
+def workspace_inside(iso: Isolation, workspace: Path, mount: Optional[str]) -> str:
+    """The grading workspace's path as a grader of this backend sees it."""
+    return mount if mount and ex.backend(iso.mode).isolating else str(workspace)
 
 
 def package_mount() -> tuple[Path, str]:
