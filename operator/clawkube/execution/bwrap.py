@@ -47,7 +47,7 @@ def _probe_bwrap() -> Optional[str]:
     if _probe is None:
         try:
             r = subprocess.run(["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent",
-                                *_system_args(None, []), "--proc", "/proc", "--dev", "/dev", "--", "true"],
+                                *_system_args(None), "--proc", "/proc", "--dev", "/dev", "--", "true"],
                                capture_output=True, text=True, timeout=30)
             _probe = "" if r.returncode == 0 else (r.stderr.strip() or f"exit code {r.returncode}")
         except (OSError, subprocess.TimeoutExpired) as e:
@@ -74,7 +74,7 @@ def _escaped(p: Path) -> str:
     return str(p).strip("/").replace("/", "_") or "root"
 
 
-def _system_args(merged: Optional[dict[str, Path]], tools: list[Path]) -> list[str]:
+def _system_args(merged: Optional[dict[str, Path]]) -> list[str]:
     """The read-only system view; `merged` maps folders to their overlay mounts (root writes there)."""
     args: list[str] = []
     for d in view.SYSTEM_LINKS:
@@ -83,8 +83,7 @@ def _system_args(merged: Optional[dict[str, Path]], tools: list[Path]) -> list[s
             args += ["--symlink", os.readlink(p), d]
         elif p.is_dir():
             args += ["--ro-bind", d, d]
-    args += _parents([Path(t) for t in tools])
-    for d in [*view.SYSTEM_DIRS, *map(str, tools)]:
+    for d in view.SYSTEM_DIRS:
         if merged and d in merged:
             args += ["--bind", str(merged[d]), d]
         elif Path(d).is_dir():
@@ -95,6 +94,19 @@ def _system_args(merged: Optional[dict[str, Path]], tools: list[Path]) -> list[s
             args += ["--tmpfs", m, "--remount-ro", m]
         elif os.path.lexists(m):
             args += ["--ro-bind", "/dev/null", m]
+    return args
+
+
+def _tool_args(merged: Optional[dict[str, Path]], tools: list[Path], made: set[str]) -> list[str]:
+    """The tool folders, read-only (or their overlays) at their own paths; after /tmp, which may hold one."""
+    args: list[str] = []
+    for t in tools:
+        d = str(t)
+        if not t.is_dir():
+            continue
+        args += _parents([t], made)
+        args += ["--bind", str(merged[d]), d] if merged and d in merged else ["--ro-bind", d, d]
+        made.add(d)
     return args
 
 
@@ -172,12 +184,17 @@ class BwrapSandbox(Sandbox):
     def _bwrap_args(self, merged: dict[str, Path]) -> list[str]:
         args = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--hostname", self.spec.name[:63] or "sandbox", "--cap-drop", "ALL",
-                *_system_args(merged, self.tools), *self._files(),
+                *_system_args(merged), *self._files(),
                 "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
-        if not any(m.inside == "/tmp" for m in self.spec.mounts):
+        tmp = [m for m in self.spec.mounts if m.inside == "/tmp"]
+        if tmp:
+            args += ["--bind" if tmp[0].writable else "--ro-bind", str(tmp[0].source), "/tmp"]
+        else:
             args += ["--perms", "1777", "--tmpfs", "/tmp"]
-        made = {str(t) for t in self.tools}
-        for m in sorted(self.spec.mounts, key=lambda m: m.inside.count("/")):  # parents before children
+        made: set[str] = {"/tmp"}
+        args += _tool_args(merged, self.tools, made)
+        rest = [m for m in self.spec.mounts if m.inside != "/tmp"]
+        for m in sorted(rest, key=lambda m: m.inside.count("/")):  # parents before children
             if not m.source.exists():
                 raise SandboxUnavailable(f"mount source {m.source} does not exist")
             args += _parents([Path(m.inside)], made)
