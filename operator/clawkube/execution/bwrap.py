@@ -37,6 +37,7 @@ from .process import run_tree
 from .spec import ExecResult, ExecSpec, User
 
 START_TIMEOUT = 30.0
+ROOT_CAPS = "+chown,+dac_override,+fowner,+fsetid,+setuid,+setgid,+kill"
 HOLDER = ["/bin/sh", "-c", "echo ready && exec sleep infinity"]
 _probe: Optional[str] = None
 
@@ -94,6 +95,15 @@ def _system_args(merged: Optional[dict[str, Path]]) -> list[str]:
             args += ["--tmpfs", m, "--remount-ro", m]
         elif os.path.lexists(m):
             args += ["--ro-bind", "/dev/null", m]
+    return args
+
+
+def _proc_covers() -> list[str]:
+    """Kernel knobs a uid-0 process may write without any capability (sysctls, sysrq): read-only / absent.
+    (bubblewrap means to cover them itself but does not on every kernel.)"""
+    args = ["--ro-bind", "/proc/sys", "/proc/sys"] if Path("/proc/sys").is_dir() else []
+    if Path("/proc/sysrq-trigger").exists():
+        args += ["--ro-bind", "/dev/null", "/proc/sysrq-trigger"]
     return args
 
 
@@ -185,7 +195,7 @@ class BwrapSandbox(Sandbox):
         args = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--hostname", self.spec.name[:63] or "sandbox", "--cap-drop", "ALL",
                 *_system_args(merged), *self._files(),
-                "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
+                "--proc", "/proc", *_proc_covers(), "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
         tmp = [m for m in self.spec.mounts if m.inside == "/tmp"]
         if tmp:
             args += ["--bind" if tmp[0].writable else "--ro-bind", str(tmp[0].source), "/tmp"]
@@ -227,7 +237,13 @@ class BwrapSandbox(Sandbox):
 
     # ---- exec
     def _drop(self, user: User) -> list[str]:
-        uid = 0 if user == User.ROOT else self.spec.uid
+        """setpriv to the exec's user. Root keeps the file capabilities a container's root has (Docker's default
+        set, minus what touches the network or devices), so it can work on the files of the sandbox's uid; no
+        CAP_SYS_ADMIN or anything that reaches beyond the sandbox's own mounts."""
+        if user == User.ROOT:
+            return ["setpriv", "--reuid=0", "--regid=0", "--clear-groups", "--inh-caps=-all",
+                    f"--bounding-set=-all,{ROOT_CAPS}", "--no-new-privs", "--"]
+        uid = self.spec.uid
         return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
                 "--bounding-set=-all", "--no-new-privs", "--"]
 

@@ -92,7 +92,8 @@ class Limits(_Model):
 
 class User(str, Enum):
     SANDBOX = "sandbox"  # the sandbox's unprivileged uid, no capabilities, no_new_privs
-    ROOT = "root"  # uid 0 inside, no capabilities, no_new_privs; system folders are a per-sandbox writable overlay
+    ROOT = "root"  # uid 0 inside with a container root's file capabilities (chown, dac_override, fowner, fsetid,
+    # setuid, setgid, kill), no_new_privs; system folders are a per-sandbox writable overlay (SandboxSpec)
 
 
 class SandboxSpec(_Model):
