@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
+from .agents.api import MODEL_ENV
 from .agents.registry import get_agent
 from .artifacts.grants import READ_ENV, UPLOAD_ENV, get_files, post_folder
 from .contracts import judge as judges
@@ -161,7 +162,7 @@ def main_agent(args: argparse.Namespace) -> int:
         m = bundles.read_agent_manifest(bdir)
         harness = args.harness or os.environ.get("CLAWKUBE_HARNESS", "nop")
         agent = get_agent(harness)
-        env = task_env([*m.view.env, *agent.credential_env], dict(os.environ))
+        env = task_env([*m.view.env, *agent.credential_env, *MODEL_ENV], dict(os.environ))
         agent_args = json.loads(os.environ.get("CLAWKUBE_AGENT_ARGS") or args.args_json or "{}")
         timeout = args.timeout or int(os.environ.get("CLAWKUBE_TIMEOUT_SECONDS") or m.view.timeout_seconds)
         if stage in SKILL_PHASES:

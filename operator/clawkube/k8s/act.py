@@ -244,6 +244,9 @@ class Actuator:
                 m.tokens.labels(ns, name, kind).inc(v)
         if after.usage.cost_usd > before.usage.cost_usd:
             m.cost.labels(ns, name).inc(after.usage.cost_usd - before.usage.cost_usd)
+        for kind, n in after.usage.tool_calls_by_kind.items():
+            if n > before.usage.tool_calls_by_kind.get(kind, 0):
+                m.tool_calls.labels(ns, name, kind).inc(n - before.usage.tool_calls_by_kind.get(kind, 0))
         if after.finished and not before.finished:
             start, end = C.parse_ts(after.scheduled_at), C.parse_ts(after.finished_at)
             if start and end:

@@ -19,6 +19,8 @@ Names (labels) - the Helm chart / Grafana dashboard rely on these. `model` and `
     clawkube_run_budget_exhausted{namespace,run}         gauge     1 while the BudgetExhausted condition is True, else 0
     clawkube_tokens_total{namespace,run,kind}            counter   tokens of finished agent attempts: input|output|total
     clawkube_cost_usd_total{namespace,run}               counter   cost of finished agent attempts
+    clawkube_tool_calls_total{namespace,run,kind}        counter   tool calls of finished agent attempts by kind: exec,
+                                                                   read, write, search, web, browser, plan, agent, mcp, other
     clawkube_queue_depth{namespace,run}                  gauge     trials waiting for a slot
     clawkube_pods_in_flight{namespace,run}               gauge     trials holding a slot (agent or grading pod)
     clawkube_reconcile_seconds{namespace}                histogram one reconcile pass over a namespace
@@ -64,6 +66,8 @@ class Metrics:
                                       ["namespace", "run"], **r)
         self.tokens = Counter("clawkube_tokens", "Tokens of finished agent attempts", ["namespace", "run", "kind"], **r)
         self.cost = Counter("clawkube_cost_usd", "Cost of finished agent attempts", ["namespace", "run"], **r)
+        self.tool_calls = Counter("clawkube_tool_calls", "Tool calls of finished agent attempts by kind",
+                                  ["namespace", "run", "kind"], **r)
         self.queue_depth = Gauge("clawkube_queue_depth", "Trials waiting for a slot", ["namespace", "run"], **r)
         self.in_flight = Gauge("clawkube_pods_in_flight", "Trials holding a slot", ["namespace", "run"], **r)
         self.reconcile_seconds = Histogram("clawkube_reconcile_seconds", "One reconcile pass", ["namespace"],

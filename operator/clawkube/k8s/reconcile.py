@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from ..results.model import ErrorKind
+from ..results.model import TOOL_KINDS, ErrorKind
 from ..settings import Settings
 from . import conditions as C
 from . import stores
@@ -163,6 +163,8 @@ def _zero_counters(m: Metrics, ns: str, run: str, categories: set[str]) -> None:
         m.retries.labels(ns, run, kind.value)
     for kind in ("input", "output", "total"):
         m.tokens.labels(ns, run, kind)
+    for kind in TOOL_KINDS:
+        m.tool_calls.labels(ns, run, kind)
     m.cost.labels(ns, run)
     m.upload_failures.labels(ns, run)
     for role in ("agent", "grade"):

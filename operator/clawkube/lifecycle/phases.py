@@ -19,6 +19,7 @@ from typing import Optional
 
 from pydantic import BaseModel
 
+from ..agents.api import split_env
 from ..agents.base import Agent, AgentContext, AgentOutput
 from ..agents.transcript import TranscriptEvent, as_dicts, read_jsonl, write_jsonl
 from ..results.model import ErrorKind, Score, Usage
@@ -132,11 +133,19 @@ def agent_context(dirs: TrialDirs, m: AgentManifest, agent: Agent, model: Option
     ref = None
     if agent.needs_reference:
         ref_file = dirs.bundle / REFERENCE_FILE
+<<<<<<< HEAD
         ref = ref_file.read_text(errors="replace") if ref_file.exists() else None
     at = box.inside if box is not None else str
     return AgentContext(task=m.view, workdir=Path(at(dirs.workspace)), skills_dir=Path(at(dirs.skills)),
                         home=Path(at(dirs.home)), model=model, env={**env, SKILLS_ENV: at(dirs.skills)},
                         services=services, args=args, reference_solution=ref)
+=======
+        ref = ref_file.read_text() if ref_file.exists() else None
+    api, env = split_env(env)  # spec.agent.api, as agents/api.py carries it in the trial env
+    return AgentContext(task=m.view, workdir=dirs.workspace, skills_dir=dirs.skills, home=dirs.home, model=model,
+                        env={**env, SKILLS_ENV: str(dirs.skills)}, services=services, args=args,
+                        reference_solution=ref, api=api)
+>>>>>>> main
 
 
 def run_agent(dirs: TrialDirs, ctx: AgentContext, agent: Agent, box: sandbox.AgentBox, timeout: float) -> AgentPhase:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..agents.base import Agent
+from ..agents.api import model_env
 from ..agents.registry import get_agent
 from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
 from ..contracts import judge as judges
@@ -241,7 +242,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
         agent = get_agent(plan.agent.harness)
         source = plan.env or dict(os.environ)
         hidden_env = judges.agent_must_not_see(plan.judge, plan.agent)
-        env = task_env([n for n in [*manifest.view.env, *agent.credential_env] if n not in hidden_env], source)
+        env = {**task_env([n for n in [*manifest.view.env, *agent.credential_env] if n not in hidden_env], source),
+               **model_env(plan.agent.api, source)}
         grading_env = {**task_env(manifest.view.env, source), **judges.key_env(plan.judge, source)}
         services = LocalServices(manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
                                  InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key))

@@ -22,6 +22,10 @@ class TrialState(str, Enum):
     FAILED = "failed"  # no score: see error_kind
 
 
+# Kinds of tool calls counted in `Usage.tool_calls_by_kind` (each adapter maps its harness's tool names).
+TOOL_KINDS = ("exec", "read", "write", "search", "web", "browser", "plan", "agent", "mcp", "other")
+
+
 class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -31,9 +35,14 @@ class Usage(BaseModel):
     wall_seconds: float = 0.0
     turns: int = 0
     tool_calls: int = 0
+    tool_calls_by_kind: dict[str, int] = Field(default_factory=dict)  # exec, read, write, search, web, ... (agents/)
 
     def add(self, other: "Usage") -> "Usage":
-        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
+        out = {k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields if k != "tool_calls_by_kind"}
+        kinds = dict(self.tool_calls_by_kind)
+        for k, n in other.tool_calls_by_kind.items():
+            kinds[k] = kinds.get(k, 0) + n
+        return Usage(**out, tool_calls_by_kind=kinds)
 
 
 class Score(BaseModel):

@@ -37,13 +37,20 @@ def _errors_table(summary: RunSummary) -> list[str]:
     return table(["error kind", "trials"], [[k, str(n)] for k, n in summary.errors.items()])
 
 
+def _kinds(by_kind: dict, fmt: str) -> str:
+    """Tool calls by kind, e.g. `exec 3, write 1`."""
+    return ", ".join(f"{k} {format(v, fmt)}" for k, v in sorted(by_kind.items()) if v) or "-"
+
+
 def _usage_rows(name: str, u: UsageStats) -> list[list[str]]:
     t, m = u.total, u.mean_per_trial
     rows = [[f"{name} total", str(u.trials), f"{t.input_tokens:,}", f"{t.output_tokens:,}",
-             f"{t.total_tokens:,}", f"{t.cost_usd:.4f}", f"{t.wall_seconds:.1f}"]]
+             f"{t.total_tokens:,}", f"{t.cost_usd:.4f}", f"{t.wall_seconds:.1f}", f"{t.tool_calls:,}",
+             _kinds(t.tool_calls_by_kind, ",")]]
     if m is not None:
         rows.append([f"{name} per trial", "", f"{m.input_tokens:,.1f}", f"{m.output_tokens:,.1f}",
-                     f"{m.total_tokens:,.1f}", f"{m.cost_usd:.4f}", f"{m.wall_seconds:.1f}"])
+                     f"{m.total_tokens:,.1f}", f"{m.cost_usd:.4f}", f"{m.wall_seconds:.1f}", f"{m.tool_calls:,.1f}",
+                     _kinds(m.tool_calls_by_kind, ".1f")])
     return rows
 
 
@@ -51,7 +58,8 @@ def _usage_table(summary: RunSummary) -> list[str]:
     rows = _usage_rows("end-to-end", summary.usage_end_to_end)
     if summary.usage_execution is not None:
         rows += _usage_rows("execution", summary.usage_execution)
-    return table(["usage", "trials", "tokens in", "tokens out", "tokens", "cost $", "wall s"], rows)
+    return table(["usage", "trials", "tokens in", "tokens out", "tokens", "cost $", "wall s", "tool calls",
+                  "by kind"], rows)
 
 
 def _benchmark_lines(summary: RunSummary) -> list[list[str]]:
