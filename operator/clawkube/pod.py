@@ -198,7 +198,7 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
         urls = services.start()
         services.reset()
         env = {**env, **service_env(urls)}
-        initial, box = phases.setup(dirs, m, iso, env, authored, urls)
+        initial, box = phases.setup(dirs, m, iso, env, authored, urls, agent)
         with box:
             before = hashes(dirs.skills)
             ctx = phases.agent_context(dirs, m, agent, model, phase_args(agent_args, "execution"), env, urls, box)

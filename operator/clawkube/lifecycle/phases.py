@@ -91,15 +91,15 @@ def workspace_mount(m) -> Optional[str]:
 
 
 def open_box(dirs: TrialDirs, m: AgentManifest, iso: Isolation, services: Optional[dict[str, str]] = None,
-             name: str = "agent") -> sandbox.AgentBox:
+             name: str = "agent", agent: Optional[Agent] = None) -> sandbox.AgentBox:
     return sandbox.AgentBox(iso, workspace=dirs.workspace, home=dirs.home, skills=dirs.skills, scratch=dirs.scratch,
                             workspace_mount=workspace_mount(m), services=services, system_overlay=bool(m.warmup),
-                            name=name)
+                            name=name, read_paths=sandbox.agent_read_paths(agent))
 
 
 def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str],
-          skills_from: Optional[Path] = None,
-          services: Optional[dict[str, str]] = None) -> tuple[dict[str, str], sandbox.AgentBox]:
+          skills_from: Optional[Path] = None, services: Optional[dict[str, str]] = None,
+          agent: Optional[Agent] = None) -> tuple[dict[str, str], sandbox.AgentBox]:
     """Lay out a fresh workspace, skills and home, open the agent's sandbox and run the warmup in it (as root over
     a private overlay of the system folders). Returns the initial workspace manifest and the open sandbox (the
     caller closes it). The skills dir gets the bundle's skills, or `skills_from` (EvoClawBench: authored skills).
@@ -109,7 +109,7 @@ def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str]
     workspace.copy_tree(dirs.bundle / "workspace", dirs.workspace)
     workspace.copy_tree(dirs.bundle / "skills" if skills_from is None else skills_from, dirs.skills)
     try:
-        box = open_box(dirs, m, iso, services)
+        box = open_box(dirs, m, iso, services, agent=agent)
     except (ex.SandboxUnavailable, OSError, ValueError) as e:
         raise InfraError(f"sandbox: {e}") from e
     if m.warmup:
@@ -157,6 +157,11 @@ def run_agent(dirs: TrialDirs, ctx: AgentContext, agent: Agent, box: sandbox.Age
     except Exception as e:  # the adapter cannot build a command for this task/config
         write_jsonl(dirs.out / "transcript.jsonl", [])
         return _agent_failed(dirs, f"{agent.name}: {e}")
+    hidden = box.missing(list(getattr(inv, "read_paths", []) or []))
+    if hidden:
+        write_jsonl(dirs.out / "transcript.jsonl", [])
+        return _agent_failed(dirs, f"{agent.name}: its install is not visible in the sandbox: "
+                                   f"{', '.join(map(str, hidden))} (add it to {ex.view.TOOLS_ENV})")
     env = sandbox.base_env(ctx.home, {**ctx.env, **inv.env})
     r = box.run(inv.argv, env=env, timeout=timeout, stdin=inv.stdin, stdout=dirs.out / "agent.stdout",
                 stderr=dirs.out / "agent.stderr")

@@ -73,6 +73,25 @@ def base_env(home: Union[Path, str], extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def _dedup(paths: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        if not ex.view.in_system(p) and not any(p.is_relative_to(o) for o in out):
+            out = [o for o in out if not o.is_relative_to(p)] + [p]
+    return out
+
+
+def agent_read_paths(agent) -> list[Path]:
+    """Folders an agent adapter's installed harness needs to see (its install), known before it is invoked."""
+    installed = getattr(agent, "installed", None)
+    if installed is None:
+        return []
+    try:
+        return list(getattr(installed(), "read_paths", []) or [])
+    except Exception:  # not installed: the invocation reports it as the agent's error
+        return []
+
+
 def _endpoints(urls: list[str]) -> list[ex.Endpoint]:
     out: list[ex.Endpoint] = []
     for u in urls:
@@ -94,7 +113,7 @@ class AgentBox:
 
     def __init__(self, iso: Isolation, *, workspace: Path, home: Path, skills: Path, scratch: Path,
                  workspace_mount: Optional[str] = None, services: Optional[dict[str, str]] = None,
-                 system_overlay: bool = False, name: str = "agent"):
+                 system_overlay: bool = False, name: str = "agent", read_paths: Optional[list[Path]] = None):
         self.iso = iso
         self.workspace, self.home, self.skills = workspace, home, skills
         self.tmp = scratch / "tmp"
@@ -107,8 +126,10 @@ class AgentBox:
                            Mount(source=home, writable=True), Mount(source=skills, writable=True),
                            Mount(source=self.tmp, target="/tmp", writable=True)]
             allow = _endpoints([*iso.agent_endpoints, *(services or {}).values(), *extra_allowed()])
+            self.tools = ex.view.tool_folders() + [p.resolve() for p in read_paths or [] if p.is_dir()]
             spec = ex.SandboxSpec(mounts=self.mounts, network=ex.Network(allow=allow), uid=self.lease.uid,
-                                  system_overlay=scratch / "system-overlay" if system_overlay else None, name=name)
+                                  system_overlay=scratch / "system-overlay" if system_overlay else None, name=name,
+                                  tools=_dedup(self.tools))
             self.box = ex.open_sandbox(iso.mode, spec)
         except BaseException:
             self.lease.release()
@@ -124,6 +145,14 @@ class AgentBox:
                 rest = host.relative_to(m.source).as_posix()
                 return m.inside if rest == "." else f"{m.inside.rstrip('/')}/{rest}"
         raise ValueError(f"{host} is not visible in the sandbox")
+
+    def missing(self, paths: list[Path]) -> list[Path]:
+        """Which of these host folders a process in this sandbox cannot see."""
+        if not self.isolating:
+            return []
+        seen = [*self.tools, *(m.source for m in self.mounts)]
+        return [p for p in paths if not ex.view.in_system(p.resolve())
+                and not any(p.resolve().is_relative_to(t) for t in seen)]
 
     @property
     def workdir(self) -> str:

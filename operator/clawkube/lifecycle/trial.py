@@ -141,7 +141,8 @@ def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], la
         tr.services.reset()
         urls = tr.services.urls
         env = {**tr.env, **service_env(urls)}
-        initial, box = tr.timed("setup", phases.setup, dirs, tr.manifest, tr.plan.isolation, env, skills_from, urls)
+        initial, box = tr.timed("setup", phases.setup, dirs, tr.manifest, tr.plan.isolation, env, skills_from, urls,
+                                tr.agent)
     except (phases.InfraError, ServiceError, OSError) as e:
         raise phases.InfraError(f"setup{'' if label == 'execution' else f' ({label})'}: {e}") from e
     with box:

@@ -30,7 +30,7 @@ def write_skills(phase: str, base: Path, out: Path, manifest: AgentManifest, age
     for d in (dirs.workspace, dirs.home, dirs.skills, dirs.out):
         d.mkdir(parents=True, exist_ok=True)
     m = manifest.model_copy(update={"services": [], "warmup": []})
-    with phases.open_box(dirs, m, iso, name=phase) as box:
+    with phases.open_box(dirs, m, iso, name=phase, agent=agent) as box:
         task_prompt = manifest.view.prompt
         skills_inside = box.inside(dirs.skills)
         prompt = (authoring_prompt(task_prompt, skills_inside) if phase == "authoring"
