@@ -133,19 +133,12 @@ def agent_context(dirs: TrialDirs, m: AgentManifest, agent: Agent, model: Option
     ref = None
     if agent.needs_reference:
         ref_file = dirs.bundle / REFERENCE_FILE
-<<<<<<< HEAD
         ref = ref_file.read_text(errors="replace") if ref_file.exists() else None
+    api, env = split_env(env)  # spec.agent.api, as agents/api.py carries it in the trial env
     at = box.inside if box is not None else str
     return AgentContext(task=m.view, workdir=Path(at(dirs.workspace)), skills_dir=Path(at(dirs.skills)),
                         home=Path(at(dirs.home)), model=model, env={**env, SKILLS_ENV: at(dirs.skills)},
-                        services=services, args=args, reference_solution=ref)
-=======
-        ref = ref_file.read_text() if ref_file.exists() else None
-    api, env = split_env(env)  # spec.agent.api, as agents/api.py carries it in the trial env
-    return AgentContext(task=m.view, workdir=dirs.workspace, skills_dir=dirs.skills, home=dirs.home, model=model,
-                        env={**env, SKILLS_ENV: str(dirs.skills)}, services=services, args=args,
-                        reference_solution=ref, api=api)
->>>>>>> main
+                        services=services, args=args, reference_solution=ref, api=api)
 
 
 def run_agent(dirs: TrialDirs, ctx: AgentContext, agent: Agent, box: sandbox.AgentBox, timeout: float) -> AgentPhase:
