@@ -92,10 +92,12 @@ MEMORY_PATTERN = r"^([0-9]+(\.[0-9]+)?|\.[0-9]+)([KMGTPE]i|[kMGTPE]|[eE][0-9]+)?
 
 
 class Resources(_Camel):
-    """CPU and memory of each trial container (requests = limits)."""
+    """CPU and memory of each trial container (requests = limits), and locally of each sandboxed process tree
+    (agent with its warmup servers; grader). The defaults fit the real harnesses (OpenClaw on Node needs more than
+    512Mi)."""
 
-    cpu: str = Field(default="500m", json_schema_extra={"pattern": CPU_PATTERN})
-    memory: str = Field(default="512Mi", json_schema_extra={"pattern": MEMORY_PATTERN})
+    cpu: str = Field(default="1", json_schema_extra={"pattern": CPU_PATTERN})
+    memory: str = Field(default="2Gi", json_schema_extra={"pattern": MEMORY_PATTERN})
 
     @field_validator("cpu")
     @classmethod
