@@ -103,10 +103,13 @@ def test_agent_terminated_ok_records_outcome_and_starts_grading():
     (pod(A1, "Failed", exit_code=137, term_reason="OOMKilled"), ErrorKind.AGENT_ERROR, "OOMKilled"),
     (pod(A1, "Failed", reason="DeadlineExceeded"), ErrorKind.AGENT_TIMEOUT, "DeadlineExceeded"),
     (pod(A1, "Failed", exit_code=1), ErrorKind.INFRA, "NoTerminationMessage"),
-    (pod(A1, "Succeeded", message={**agent_ok(), "timed_out": True}), ErrorKind.AGENT_TIMEOUT, "AgentTimeout"),
-    (pod(A1, "Succeeded", message={**agent_ok(), "error_kind": "agent_error", "error_message": "boom"}),
-     ErrorKind.AGENT_ERROR, "AgentError"),
+    # reported, but its artifacts never reached the store: nothing to grade
+    (pod(A1, "Succeeded", message={**agent_ok(), "error_kind": "agent_error", "error_message": "boom",
+                                   "upload_error": "EndpointConnectionError"}), ErrorKind.AGENT_ERROR, "AgentError"),
     (pod(A1, "Succeeded", message={**agent_ok(), "error_kind": "infra"}), ErrorKind.INFRA, "Infra"),
+    (pod(A1, "Succeeded", message={**agent_ok(), "error_kind": "agent_eror"}), ErrorKind.INFRA,
+     "BadTerminationMessage"),  # a misspelt field value is an error, not silently dropped
+    (pod(A1, "Succeeded", message={**agent_ok(), "exitcode": 0}), ErrorKind.INFRA, "BadTerminationMessage"),
     (pod(A1, "Succeeded", message={**agent_ok(), "upload_error": "EndpointConnectionError"}), ErrorKind.INFRA,
      "ArtifactUploadFailed"),
 ])
@@ -123,6 +126,32 @@ def test_agent_failure_kinds(agent, kind, reason):
         assert s.state == TrialState.FAILED and s.error_kind == kind
         assert C.is_true(s.conditions, C.FAILED)
         assert any(isinstance(a, UploadResult) for a in actions)
+
+
+REPORTED = [({**agent_ok(), "timed_out": True}, ErrorKind.AGENT_TIMEOUT),
+            ({**agent_ok(), "error_kind": "agent_error", "error_message": "boom"}, ErrorKind.AGENT_ERROR)]
+
+
+@pytest.mark.parametrize("message,kind", REPORTED)
+def test_a_reported_agent_failure_is_retried_within_its_policy(message, kind):
+    retry = RetryPolicy(agent_timeout=2, agent_error=2)
+    _, t = step(trial(status=scheduled()), [pod(A1, "Succeeded", message=message)], ctx(retry=retry))
+    s = t.status
+    assert s.failures == {kind.value: 1} and s.attempt == 2 and not s.scheduled and not s.finished
+
+
+@pytest.mark.parametrize("message,kind", REPORTED)
+def test_a_reported_agent_failure_without_retries_left_is_graded_with_its_error(message, kind):
+    retry = RetryPolicy(agent_timeout=2, agent_error=2)
+    earlier = scheduled(attempt=2, failures={kind.value: 1})
+    a2, g2 = "r-t1-0-a2-agent", "r-t1-0-a2-grade"
+    actions, t = step(trial(status=earlier), [pod(a2, "Succeeded", message=message)], ctx(retry=retry))
+    assert [a.name for a in actions if isinstance(a, CreatePod)] == [g2]  # graded as the agent left it
+    assert t.status.failures == {kind.value: 1} and t.status.agent.error_kind == kind
+    _, t = step(t, [pod(a2, "Succeeded", message=message), pod(g2, "Succeeded", message=grade_ok(0.5))],
+                ctx(retry=retry))
+    s = t.status
+    assert s.state == TrialState.SUCCEEDED and s.score.score == 0.5 and s.error_kind == kind
 
 
 def test_retry_uses_a_new_attempt_name_and_keeps_usage():

@@ -1,11 +1,10 @@
-"""One trial on the local machine: every phase in order, evidence collected, result.json written last.
+"""One trial on the local machine: the stages of its mode (the trial plan, plan.py) in order, evidence
+collected, result.json written last; `run_trial_with_retries` repeats attempts as the retry policy says.
 
 The task's services (if any) start before the agent as local processes, are reset before every execution, and
-their audit logs are collected into <trial>/audit/ after it. The run's EvoClawBench mode decides the phases
-(skills/__init__.py): PreSkill's authoring transcript is in <trial>/authoring/, PostSkill's first run in
-<trial>/first_run/ and its summary phase in <trial>/summary/. `result.usage` is end-to-end (every phase);
-`score.details` holds `execution_usage` (the graded execution only), `phase_usage`, `skills` (hashes as the
-execution started and the mutations it made) and, for PostSkill, the first run's score.
+their audit logs are collected into <trial>/audit/ after it. A preparatory stage keeps its evidence in
+<trial>/<stage>/ (PreSkill `authoring`, PostSkill `first_run` and `summary`). `result.usage` is end-to-end
+(every stage); `score.details` holds the mode details (contracts/details.py).
 """
 from __future__ import annotations
 
@@ -20,15 +19,19 @@ from typing import Optional
 from ..agents.base import Agent
 from ..agents.api import model_env
 from ..agents.registry import get_agent
-from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
+from .. import plan as trial_plan
 from ..contracts import judge as judges
-from ..runspec import AgentSpec, EvalMode, JudgeSpec
+from ..contracts.details import StageRecord, mode_details, with_mode_details
+from ..contracts.skills import SkillReport
+from ..plan import Next, Role, Stage
+from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
+from ..runspec import AgentSpec, EvalMode, JudgeSpec, RetryPolicy
 from ..services.client import ServiceError
 from ..services.command import agent_env as service_env
 from ..services.injection import InjectionConfig
 from ..services.local import LocalServices
 from ..skills.context import context_from_artifacts
-from ..skills.hashing import SkillReport, hashes
+from ..skills.hashing import hashes
 from ..skills.hashing import report as skill_report
 from ..skills.phase_args import phase_args
 from ..skills.writing import write_skills
@@ -60,7 +63,7 @@ class TrialPlan:
     scratch_root: Path  # agent-side scratch (workspace, home, skills); outside every hidden path
     isolation: phases.Isolation
     timeout_override: Optional[int] = None
-    grading_attempts: int = 2
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     mode: Optional[str] = None
     env: dict[str, str] = field(default_factory=dict)
     grader_timeout: Optional[float] = None  # overrides the task's grader time limit
@@ -116,6 +119,10 @@ class _Trial:
     def timeout(self) -> int:
         return self.plan.timeout_override or self.plan.task.timeout_seconds
 
+    @property
+    def mode(self) -> EvalMode:
+        return EvalMode(self.plan.mode or EvalMode.BASELINE.value)
+
     def timed(self, name: str, fn, *a, **kw):
         start = time.monotonic()
         try:
@@ -169,58 +176,101 @@ def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optiona
     t = tr.plan.task
     grading_ws, gm = tr.timed("firewall", phases.firewall, dirs, t.grading_dir, tr.env, tr.plan.isolation)
     judge = judges.JudgeConfig.of(tr.plan.judge)
-    last_error = None
-    for _ in range(max(1, tr.plan.grading_attempts)):
+    failed = 0
+    while True:
         try:
             return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, tr.grading_env,
                             tr.plan.grader_timeout, judge, tr.plan.isolation), None
         except GradingError as e:
-            last_error = str(e)
-    return None, last_error
+            failed += 1
+            if trial_plan.after_failure(tr.plan.retry, ErrorKind.GRADING_ERROR, failed) is not Next.RETRY:
+                return None, str(e)
 
 
-def _run_mode(tr: _Trial, dirs: phases.TrialDirs, result: TrialResult) -> tuple[_Execution, dict]:
-    """The executions and skill phases of the trial's mode; returns the graded execution and mode details."""
-    mode = tr.plan.mode or EvalMode.BASELINE.value
-    details: dict = {"mode": mode, "phase_usage": {}}
-    usage = Usage()
-    if mode == EvalMode.PRESKILL.value:
-        skills, ap = _author(tr, "authoring", dirs.out / "authoring")
-        details["phase_usage"]["authoring"] = ap.usage.model_dump()
-        details["authoring_error"] = ap.error_message
-        usage = usage.add(ap.usage)
-        run = _execute(tr, dirs, skills, "execution")
-    elif mode == EvalMode.POSTSKILL.value:
-        first_dirs = phases.TrialDirs(bundle=dirs.bundle, workspace=dirs.workspace, home=dirs.home, skills=dirs.skills,
-                                      out=dirs.out / "first_run", grading=dirs.grading / "first_run")
-        first_dirs.grading.mkdir(parents=True, exist_ok=True)
-        first = _execute(tr, first_dirs, None, "first run")
-        usage = usage.add(first.agent_phase.usage)
-        details["phase_usage"]["first_run"] = first.agent_phase.usage.model_dump()
-        first_score, grade_error = _grade(tr, first_dirs)
-        details["first_run"] = {"score": first_score.model_dump() if first_score else None, "grading_error": grade_error,
-                                "agent_error": first.agent_phase.error_message, "skills": first.skills.model_dump()}
-        context = context_from_artifacts(first_dirs.out, first_score, first.agent_phase.error_message, grade_error,
-                                         tr.scratch / "summary-input")
-        (dirs.out / "first_run" / "context.txt").write_text(context)
-        skills, ap = _author(tr, "summary", dirs.out / "summary", context)
-        details["phase_usage"]["summary"] = ap.usage.model_dump()
-        details["summary_error"] = ap.error_message
-        usage = usage.add(ap.usage)
-        run = _execute(tr, dirs, skills, "second run")
-    elif mode == EvalMode.BASELINE.value:
-        run = _execute(tr, dirs, None, "execution")
-    else:
-        raise ValueError(f"unknown evaluation mode {mode!r}")
-    details["phase_usage"]["execution"] = run.agent_phase.usage.model_dump()
-    details["skills"] = run.skills.model_dump()
-    details["skills_mutated"] = run.skills.mutated
-    result.usage = usage.add(run.agent_phase.usage)
-    return run, details
+class _Retry(Exception):
+    """The graded execution failed (agent error/timeout) and the retry policy starts a new attempt."""
+
+    def __init__(self, kind: ErrorKind, message: Optional[str]):
+        self.kind, self.message = kind, message
+        super().__init__(message)
 
 
-def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
-    """Run all phases; never raises for a trial-level failure (it is in the result)."""
+@dataclass
+class _Attempt:
+    """The stages of one attempt run so far (trial plan, plan.py)."""
+
+    records: dict[str, StageRecord] = field(default_factory=dict)
+    executions: dict[str, _Execution] = field(default_factory=dict)
+    skills: dict[str, Path] = field(default_factory=dict)  # author stage -> the skills it wrote
+    usage: Usage = field(default_factory=Usage)
+
+
+def _stage_dirs(dirs: phases.TrialDirs, st: Stage) -> phases.TrialDirs:
+    """The graded execution works in the trial's own folders; a preparatory one keeps its evidence apart."""
+    if st.graded:
+        return dirs
+    sub = phases.TrialDirs(bundle=dirs.bundle, workspace=dirs.workspace, home=dirs.home, skills=dirs.skills,
+                           out=dirs.out / st.name, grading=dirs.grading / st.name)
+    sub.grading.mkdir(parents=True, exist_ok=True)
+    return sub
+
+
+def _context(tr: _Trial, a: _Attempt, st: Stage) -> Optional[str]:
+    """An author stage's account of an earlier execution: its agent-side artifacts and score, never grader output."""
+    if st.context_from is None:
+        return None
+    run, rec = a.executions[st.context_from], a.records[st.context_from]
+    g = trial_plan.grade_of(tr.mode, st.context_from)
+    graded = a.records.get(g.name) if g else None
+    context = context_from_artifacts(run.dirs.out, graded.score if graded else None, rec.error,
+                                     graded.error if graded else None, tr.scratch / f"{st.name}-input")
+    (run.dirs.out / "context.txt").write_text(context)
+    return context
+
+
+def _run_stage(tr: _Trial, dirs: phases.TrialDirs, a: _Attempt, st: Stage, failures: dict[ErrorKind, int]) -> None:
+    if st.role is Role.AUTHOR:
+        skills, ap = _author(tr, st.name, dirs.out / st.name, _context(tr, a, st))
+        a.skills[st.name] = skills
+        a.usage = a.usage.add(ap.usage)
+        a.records[st.name] = StageRecord(name=st.name, usage=ap.usage, error_kind=ap.error_kind,
+                                         error_message=ap.error_message)
+    elif st.role is Role.EXECUTE:
+        label = st.name if st.graded else st.name.replace("_", " ")
+        run = _execute(tr, _stage_dirs(dirs, st), a.skills.get(st.skills_from) if st.skills_from else None, label)
+        ap = run.agent_phase
+        a.executions[st.name] = run
+        a.usage = a.usage.add(ap.usage)
+        a.records[st.name] = StageRecord(name=st.name, usage=ap.usage, error_kind=ap.error_kind,
+                                         error_message=ap.error_message, skills=run.skills)
+        if st.graded and ap.error_kind is not None:
+            n = failures.get(ap.error_kind, 0) + 1
+            if trial_plan.after_failure(tr.plan.retry, ap.error_kind, n, evidence=True) is Next.RETRY:
+                raise _Retry(ap.error_kind, ap.error_message)
+    elif not st.graded:  # a preparatory grade (the graded one runs after the task's services have stopped)
+        score, error = _grade(tr, a.executions[st.grades].dirs)
+        a.records[st.name] = StageRecord(name=st.name, score=score, error_message=error,
+                                         error_kind=ErrorKind.GRADING_ERROR if error else None)
+
+
+def run_trial_with_retries(plan: TrialPlan) -> TrialResult:
+    """Attempts of one trial until one is final under the retry policy (plan.after_failure)."""
+    failures: dict[ErrorKind, int] = {}
+    attempt = 0
+    while True:
+        attempt += 1
+        r = run_trial(plan, attempt, failures)
+        kind = r.error_kind
+        if r.state is TrialState.SUCCEEDED or kind is None or kind is ErrorKind.GRADING_ERROR:
+            return r  # graded (perhaps with the agent's error recorded), or regrades exhausted inside the attempt
+        failures[kind] = failures.get(kind, 0) + 1
+        if trial_plan.after_failure(plan.retry, kind, failures[kind]) is not Next.RETRY:
+            return r
+
+
+def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKind, int]] = None) -> TrialResult:
+    """Run the stages of the trial's mode (plan.py) once; never raises for a trial-level failure (it is in the
+    result). `failures`: earlier attempts' failures by kind, for the retry decision after an agent failure."""
     t = plan.task
     res_dir = plan.result_dir
     workspace.rmtree(res_dir)  # an unfinished earlier try: redo it from scratch
@@ -256,23 +306,28 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
                     tr.timed("services", services.start)
             except (ServiceError, OSError) as e:
                 return _finish(result, dirs, clock, ErrorKind.INFRA, f"services: {e}")
+            a = _Attempt()
             try:
-                run, details = _run_mode(tr, dirs, result)
+                for st in trial_plan.stages(tr.mode):
+                    if not (st.graded and st.role is Role.GRADE):
+                        _run_stage(tr, dirs, a, st, failures or {})
             except phases.InfraError as e:
                 return _finish(result, dirs, clock, ErrorKind.INFRA, str(e))
             except phases.SetupError as e:  # the task's own warmup: its fault, not ours; not retried
                 return _finish(result, dirs, clock, ErrorKind.SETUP_ERROR, str(e))
+            except _Retry as e:
+                result.usage = a.usage
+                return _finish(result, dirs, clock, e.kind, e.message)
         finally:
             services.stop()
-        ap = run.agent_phase
-        result.error_kind, result.error_message = ap.error_kind, ap.error_message
+        result.usage = a.usage
+        execution = a.records[trial_plan.graded_execution(tr.mode).name]
         result.score, grade_error = _grade(tr, dirs)
         if result.score is None:
             return _finish(result, dirs, clock, ErrorKind.GRADING_ERROR, grade_error)
-        details["execution_usage"] = ap.usage.model_dump()
-        result.score.details.update(details)
+        result.score.details = with_mode_details(result.score.details, mode_details(tr.mode, a.records))
         workspace.write_json(dirs.out / "score.json", result.score.model_dump())
-        return _finish(result, dirs, clock, result.error_kind, result.error_message)
+        return _finish(result, dirs, clock, execution.error_kind, execution.error_message)
     except Exception as e:  # anything unexpected in our own machinery is infra, and still leaves a result
         return _finish(result, dirs, clock, ErrorKind.INFRA, f"{type(e).__name__}: {e}")
     finally:

@@ -29,12 +29,12 @@ from typing import Any, Iterable, Optional
 from pydantic import BaseModel, Field
 
 from clawkube.benchmarks import registry
+from clawkube.contracts import details
 from clawkube.results.grouping import BASELINE, groups, mode_of, passed, score_of
 from clawkube.results.metrics import all_passed_rate, mean, pass_at_k, pass_hat_k
 from clawkube.results.model import ErrorKind, TrialResult, TrialState, Usage
 from clawkube.runspec import EvalMode
 
-EXECUTION_USAGE_KEY = "execution_usage"
 _MODE_ORDER = [m.value for m in EvalMode]
 _FINISHED = (TrialState.SUCCEEDED, TrialState.FAILED)
 
@@ -167,12 +167,12 @@ def _normalised(u: Usage) -> Usage:
 
 def execution_usage(r: TrialResult) -> Optional[Usage]:
     """The execution-only usage a trial carries in `Score.details["execution_usage"]`, if any."""
-    if r.score is None or EXECUTION_USAGE_KEY not in r.score.details:
+    if r.score is None:
         return None
     try:
-        return Usage.model_validate(r.score.details[EXECUTION_USAGE_KEY])
+        return details.execution_usage(r.score.details)
     except ValueError as e:
-        raise ValueError(f"{_where(r)}: score.details.{EXECUTION_USAGE_KEY} is not a Usage: {e}") from e
+        raise ValueError(f"{_where(r)}: score.details.execution_usage is not a Usage: {e}") from e
 
 
 def _usage_stats(usages: list[Usage]) -> UsageStats:
