@@ -183,7 +183,8 @@ def run_agent(dirs: TrialDirs, ctx: AgentContext, agent: Agent, box: sandbox.Age
     elif r.oom_killed:
         kind, msg = ErrorKind.AGENT_ERROR, f"agent was killed at its memory limit ({r.describe()})"
     elif r.exit_code != 0:
-        kind, msg = ErrorKind.AGENT_ERROR, f"agent ended with {r.describe()}: {r.stderr.strip()[-500:]}"
+        how = f"exited with {r.exit_code}" if r.exit_code is not None else f"was {r.describe()}"
+        kind, msg = ErrorKind.AGENT_ERROR, f"agent {how}: {r.stderr.strip()[-500:]}"
     return AgentPhase(usage=usage, exit_code=r.exit_code, timed_out=r.timed_out, error_kind=kind, error_message=msg)
 
 

@@ -246,3 +246,19 @@ def package_mount() -> tuple[Path, str]:
     """The clawkube package folder and the PYTHONPATH entry under which a sandboxed process imports it."""
     pkg = Path(__file__).resolve().parents[1]
     return pkg, str(pkg.parent)
+
+
+def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, mode: str = "auto",
+        hidden: list[Path] = (), stdin: Optional[str] = None, read_paths: Optional[list[Path]] = None) -> ExecResult:
+    """One process in a one-shot sandbox with only the system and tool folders (+ `read_paths`, and the folders
+    on env's PATH) visible, `cwd` writable: for checks such as `clawkube doctor` running a harness as the sandbox
+    user. (`hidden` is ignored: nothing outside the allowlist is visible anyway.)"""
+    name = resolve_mode(mode)
+    on_path = [Path(p) for p in env.get("PATH", "").split(os.pathsep) if p and Path(p).is_dir()]
+    tools = _dedup(ex.view.tool_folders() + [p.resolve() for p in [*(read_paths or []), *on_path]])
+    with ex.claim_uid() as lease:
+        spec = ex.SandboxSpec(mounts=[Mount(source=cwd, writable=True)], uid=lease.uid, tools=tools, name="check")
+        data = stdin.encode() if stdin is not None else None
+        return ex.run_once(name, spec, ex.ExecSpec(argv=argv, cwd=str(cwd), env=env, stdin=data,
+                                                    limits=Limits(timeout=timeout, pids=AGENT_PIDS,
+                                                                  output=GRADER_OUTPUT)))
