@@ -27,7 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "operator"))
 
-from clawkube.lifecycle import phases, sandbox, trial  # noqa: E402
+from clawkube.lifecycle import phases, sandbox  # noqa: E402
+from clawkube.local import trial  # noqa: E402
 from clawkube.local.runner import LocalRunner, isolation  # noqa: E402
 from clawkube.runspec import AgentSpec, BenchmarkRunSpec, RetryPolicy, TaskSource  # noqa: E402
 from clawkube.benchmarks.loader import load_tasks  # noqa: E402

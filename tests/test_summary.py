@@ -3,7 +3,7 @@ import pytest
 from clawkube.results.model import ErrorKind, Score, TrialResult, TrialState, Usage
 from clawkube.benchmarks.claweval.plugin import ClawEvalSummary
 from clawkube.benchmarks.evoclaw.plugin import EvoClawSummary
-from clawkube.results.summary import RunSummary, execution_usage, summarize
+from clawkube.reporting.summary import RunSummary, execution_usage, summarize
 
 U = Usage(input_tokens=100, output_tokens=20, cost_usd=0.01, wall_seconds=10)  # total_tokens 0 -> read as 120
 

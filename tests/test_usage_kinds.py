@@ -7,8 +7,8 @@ from prometheus_client import CollectorRegistry
 from clawkube.agents.transcript import TranscriptEvent, total_usage
 from clawkube.k8s.metrics import Metrics
 from clawkube.results.model import Usage
-from clawkube.results.report import render
-from clawkube.results.summary import summarize
+from clawkube.reporting.report import render
+from clawkube.reporting.summary import summarize
 
 from tests.test_summary import tr
 

@@ -106,7 +106,7 @@ def build_spec(args: argparse.Namespace):
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .local.runner import LocalRunner, RunError
-    from .results.report import render
+    from .reporting.report import render
 
     try:
         spec = build_spec(args)
@@ -162,9 +162,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .lifecycle.trial import load_result
-    from .results.report import render
-    from .results.summary import summarize
+    from .local.trial import load_result
+    from .reporting.report import render
+    from .reporting.summary import summarize
 
     out = Path(args.results)
     run_file = out / "run.json"

@@ -1,6 +1,6 @@
 """The trial plan: what one attempt of a trial runs, per evaluation mode, and what happens after a failure.
 
-Read alike by the local executor (lifecycle/trial.py), the operator's decide functions (k8s/decide_trial.py:
+Read alike by the local executor (local/trial.py), the operator's decide functions (k8s/decide_trial.py:
 one pod per stage) and the pods (pod.py: `--stage`). Nothing else writes down the order of a trial's phases.
 
 Each mode is a sequence of stages; each stage has a role:

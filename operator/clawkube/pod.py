@@ -40,7 +40,7 @@ from .lifecycle import bundle as bundles
 from .lifecycle import phases, workspace
 from .lifecycle.hardening import harden_process
 from .lifecycle.scoring import GradingError
-from .lifecycle.trial import task_env
+from .lifecycle.task_env import task_env
 from .results.model import ErrorKind
 from .services import sidecars
 from .services.command import agent_env as service_env

@@ -1,6 +1,6 @@
 """What a trial's `Score.details` holds besides its benchmark plugin's own keys (e.g. CLAW-Eval's `engine`): the
 mode details, built by one function (`mode_details`) from the records of the plan's stages, locally
-(lifecycle/trial.py) and by the operator (k8s/decide_trial.py) alike, and read back with `ModeDetails.read`.
+(local/trial.py) and by the operator (k8s/decide_trial.py) alike, and read back with `ModeDetails.read`.
 
 - mode: the evaluation mode; phase_usage: usage of every agent stage (`execution` = the graded one);
   execution_usage: the graded execution's usage alone (summary.py's execution-only usage);

@@ -1,4 +1,4 @@
-"""Run-level aggregates from the trials' statuses (pure). The one adapter onto `results.summary`."""
+"""Run-level aggregates from the trials' statuses (pure). The one adapter onto `reporting.summary`."""
 from __future__ import annotations
 
 import json
@@ -55,8 +55,8 @@ def failures(statuses: list[TrialStatus]) -> dict[str, int]:
 
 def run_summary(results: list[TrialResult], trials_per_task: int, task_ids: list[str],
                 modes: Optional[list[str]] = None) -> Optional[dict[str, Any]]:
-    """`clawkube.results.summary.summarize` as a JSON-ready dict (None when there is nothing finished yet)."""
-    from ..results.summary import summarize  # lazily: the operator needs nothing else of results.summary
+    """`clawkube.reporting.summary.summarize` as a JSON-ready dict (None when there is nothing finished yet)."""
+    from ..reporting.summary import summarize  # lazily: the operator needs nothing else of reporting.summary
 
     if not results:
         return None

@@ -96,7 +96,7 @@ class RunStatus(_Camel):
     pass_rate: Optional[float] = None
     usage: UsageStatus = Field(default_factory=UsageStatus)
     failures: dict[str, int] = Field(default_factory=dict)  # final failures by error kind
-    summary: Optional[dict[str, Any]] = None  # clawkube.results.summary.RunSummary, when available
+    summary: Optional[dict[str, Any]] = None  # clawkube.reporting.summary.RunSummary, when available
     started_at: Optional[str] = None
     finished_at: Optional[str] = None
 

@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Callable, Optional, TextIO
 
 from ..contracts import judge as judges
-from ..lifecycle import sandbox, trial, workspace
+from ..lifecycle import sandbox, workspace
+from . import trial
 from ..lifecycle.phases import Isolation
 from ..results.model import TrialResult
-from ..results.report import render_progress
-from ..results.summary import RunSummary, summarize
+from ..reporting.report import render_progress
+from ..reporting.summary import RunSummary, summarize
 from ..runspec import BenchmarkRunSpec, EvalMode
 from ..benchmarks.loader import load_tasks, select
 from ..tasks.model import TaskSpec

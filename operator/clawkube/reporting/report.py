@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from clawkube.benchmarks import registry
-from clawkube.results.summary import Metrics, Ratios, RunSummary, UsageStats
+from clawkube.reporting.summary import Metrics, Ratios, RunSummary, UsageStats
 from clawkube.results.tables import MISSING, num, ratio, table
 
 

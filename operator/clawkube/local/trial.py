@@ -35,9 +35,10 @@ from ..skills.hashing import hashes
 from ..skills.hashing import report as skill_report
 from ..skills.phase_args import phase_args
 from ..skills.writing import write_skills
-from . import bundle as bundles
-from . import phases, workspace
-from .scoring import GradingError
+from ..lifecycle import bundle as bundles
+from ..lifecycle import phases, workspace
+from ..lifecycle.scoring import GradingError
+from ..lifecycle.task_env import task_env
 
 RESULT_FILE = "result.json"
 
@@ -96,10 +97,6 @@ def prepare(task_spec, harness: str, private_root: Path) -> PreparedTask:
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def task_env(names: list[str], source: dict[str, str]) -> dict[str, str]:
-    return {n: source[n] for n in names if n in source}
 
 
 @dataclass
