@@ -73,16 +73,6 @@ class AgentSpec(_Camel):
     args: dict[str, Any] = Field(default_factory=dict)  # adapter options, e.g. script commands
     api: Optional[ModelApi] = None  # the model API the harness talks to (base URL, key); unset: harness default
 
-    @field_validator("harness")
-    @classmethod
-    def _known_harness(cls, v: str) -> str:
-        from .agents.registry import known_agents  # late: the registry imports adapters, which import models
-
-        known = known_agents()
-        if v not in known:
-            raise ValueError(f"unknown harness {v!r} (known: {', '.join(known)})")
-        return v
-
 
 # Kubernetes quantities, as the trial pods' requests = limits: cpu in cores (1, 0.5) or millicores (500m);
 # memory in bytes, with a binary (Ki..Ei) or decimal (k, M..E) suffix or an exponent (129e6). The CRD carries the

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
+from ..agents.registry import known_agents
 from ..contracts import judge as judges
 from ..lifecycle import sandbox, workspace
 from . import trial
@@ -116,6 +117,9 @@ class LocalRunner:
         relative = [str(p) for p in (Path(spec.tasks.path), Path(out)) if not p.is_absolute()]
         if relative:
             raise RunError(f"the local runner takes absolute paths (the CLI resolves them): {', '.join(relative)}")
+        known = known_agents()
+        if spec.agent.harness not in known:
+            raise RunError(f"spec.agent.harness: unknown harness {spec.agent.harness!r} (known: {', '.join(known)})")
         self.spec, self.out, self.progress, self.on_result = spec, out, progress, on_result
         try:
             self.mode = sandbox.resolve_mode(sandbox_mode)
