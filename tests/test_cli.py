@@ -171,3 +171,26 @@ def test_the_runner_refuses_relative_paths(tmp_path: Path):
         LocalRunner(spec(tmp_path / "tasks"), Path("results"), progress=None)
     with pytest.raises(RunError, match="absolute"):
         LocalRunner(spec(Path("tasks")), tmp_path / "o", progress=None)
+
+
+def test_pod_commands_leave_no_grading_material_in_tmp(tmp_path: Path):
+    """`pod agent` / `pod grade` outside a pod (tests, a developer's machine) remove the bundles they unpacked
+    and the grading scratch: a shared /tmp must not keep a task's ground truth for the next agent to read."""
+    import tempfile
+
+    task = load_task(make_task(tmp_path))
+    (tmp_path / "agent.tgz").write_bytes(bundle.agent_bundle(task, "oracle"))
+    (tmp_path / "grading.tgz").write_bytes(bundle.grading_bundle(task))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env_tmp = {"TMPDIR": str(tmp)}
+    for argv in (["pod", "agent", "--bundle", "agent.tgz", "--workspace", "w/workspace", "--out", "aout",
+                  "--harness", "oracle", "--termination-log", "ta"],
+                 ["pod", "grade", "--grading", "grading.tgz", "--agent-artifacts", "aout", "--out", "gout",
+                  "--termination-log", "tg"]):
+        p = subprocess.run([sys.executable, "-m", "clawkube", *argv], cwd=tmp_path, capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(REPO / "operator"), **env_tmp), timeout=300)
+        assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "tg").read_text())["score"]["score"] == 1.0
+    assert list(tmp.iterdir()) == [], list(tmp.rglob("*"))
+    assert tempfile.gettempdir() != str(tmp)

@@ -176,3 +176,22 @@ def test_warmup_failure_is_a_setup_error_naming_the_line_not_retried(tmp_path: P
     (r,) = run(tmp_path / "tasks", tmp_path / "out").results
     assert r.error_kind == ErrorKind.SETUP_ERROR and r.attempt == 1, r.error_message
     assert "warmup failed at line 3: 'ls /no-such-dir'" in r.error_message and "No such file" in r.error_message
+
+
+def test_a_retried_grading_is_counted_in_the_result_and_the_summary(tmp_path: Path):
+    """The grader crashes on its first call and passes on the second: the trial is graded, and the retried
+    grading shows in result.retries and the run summary's `retries` (not in its failed `errors`)."""
+    grader = ("import os\ndef grade(transcript, workspace_path):\n"
+              "    mark = os.path.join(workspace_path, '.graded-once')\n"
+              "    if not os.path.exists(mark):\n"
+              "        open(mark, 'w').close()\n"
+              "        raise RuntimeError('first grading crashes')\n"
+              "    return {'overall_score': 1.0}\n")
+    make_task(tmp_path, grader=grader)
+    sp = spec(tmp_path / "tasks")
+    sp.retry.grading_error = 2
+    outcome = LocalRunner(sp, tmp_path / "out", progress=None).run()
+    (r,) = outcome.results
+    assert r.score is not None and r.score.score == 1.0, r.error_message
+    assert r.retries == {"grading_error": 1}
+    assert outcome.summary.retries["grading_error"] == 1 and outcome.summary.errors["grading_error"] == 0

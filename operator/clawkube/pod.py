@@ -19,6 +19,7 @@ the skills found there (authored) instead of the task's own, and reports their h
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import shutil
@@ -115,6 +116,9 @@ def _bundle_dir(path: str) -> Path:
     if p.is_file():  # a bundle.tar.gz: unpack next to the scratch
         d = Path(tempfile.mkdtemp(prefix="clawkube-bundle-"))
         d.chmod(0o755)  # readable by the sandboxed grader's uid
+        # removed when the command ends: a grading bundle (ground truth, grader) must not outlive its phase in a
+        # shared /tmp (outside a pod, e.g. tests, the next trial's agent could read it)
+        atexit.register(shutil.rmtree, d, True)
         bundles.extract(p.read_bytes(), d)
         return d
     return p
@@ -246,6 +250,7 @@ def main_grade(args: argparse.Namespace) -> int:
         except Exception as e:
             raise RuntimeError(f"cannot fetch the agent's artifacts from {args.agent_artifacts}: {e}") from e
         scratch = Path(tempfile.mkdtemp(prefix="clawkube-grade-"))
+        atexit.register(shutil.rmtree, scratch, True)  # the firewall's copy holds grading-only files
         dirs = phases.TrialDirs(bundle=gdir, workspace=scratch / "unused", home=scratch / "home",
                                 skills=scratch / "skills", out=out, grading=scratch)
         m = bundles.read_grading_manifest(gdir)

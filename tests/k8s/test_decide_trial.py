@@ -273,3 +273,32 @@ def test_agent_container_done_while_service_sidecars_shut_down_counts_as_termina
     actions, t = step(trial(status=scheduled()), [sidecars_running], ctx())
     assert [a.name for a in actions if isinstance(a, CreatePod)] == [G1]
     assert t.status.agent is not None
+
+
+def test_a_score_whose_upload_failed_is_graded_again_never_succeeds():
+    """The grading pod scored, but its score.json / grader.log did not reach the store: the trial may not read
+    Succeeded with the promised a<N>/grade<M>/ artifacts missing; it is an infra failure, graded again."""
+    s = agent_done()
+    lost = pod(G1, "Succeeded", message={**grade_ok(0.8), "upload_error": "EndpointConnectionError: S3 down"})
+    actions, t = step(trial(status=s), [pod(A1, "Succeeded", message=agent_ok()), lost], ctx(retry=RetryPolicy(infra=2)))
+    assert t.status.state != TrialState.SUCCEEDED and t.status.score is None
+    assert t.status.failures == {"infra": 1} and t.status.history[-1].reason == "ArtifactUploadFailed"
+    assert t.status.grade_attempt == 2 and t.status.attempt == 1 and not any(isinstance(a, UploadResult) for a in actions)
+    actions, t = step(t, [pod(A1, "Succeeded", message=agent_ok()), lost], ctx())
+    assert [a.name for a in actions if isinstance(a, CreatePod)] == ["r-t1-0-a1-grade-2"]
+    # out of infra retries: failed for good, never a score without its artifacts
+    _, t = step(trial(status=s), [pod(A1, "Succeeded", message=agent_ok()), lost], ctx(retry=RetryPolicy(infra=1)))
+    assert t.status.state == TrialState.FAILED and t.status.error_kind == ErrorKind.INFRA and t.status.score is None
+
+
+def test_retries_after_a_deleted_pod_reach_the_trial_result():
+    """A deleted agent pod is an infra failure that is retried; when the retry succeeds, the TrialResult (and so
+    the run summary's `retries`) still counts it; a trial that failed for good counts only its earlier tries."""
+    from clawkube.k8s.aggregate import retried
+
+    _, t = step(trial(status=scheduled()), [], ctx(retry=RetryPolicy(infra=3)))  # the agent pod disappeared
+    assert t.status.failures == {"infra": 1} and t.status.history[-1].reason == "PodDeleted"
+    assert retried(t.status.model_copy(update={"state": TrialState.SUCCEEDED})) == {"infra": 1}
+    gone = t.status.model_copy(update={"state": TrialState.FAILED, "error_kind": ErrorKind.INFRA,
+                                       "failures": {"infra": 3, "grading_error": 1}})
+    assert retried(gone) == {"infra": 2, "grading_error": 1}

@@ -65,6 +65,17 @@ class UploadResult:
 
 
 @dataclass(frozen=True)
+class UploadSummary:
+    """Write summary.json and run.json under the run's prefix and set SummaryUploaded on the run."""
+
+    run: str
+    prefix_uri: str  # s3://bucket/<prefix>/<run>/
+    summary: dict[str, Any]
+    run_record: dict[str, Any]  # run.json: spec, tasks, task errors, modes (as the local results folder has)
+    status: RunStatus  # the run status the outcome condition is added to
+
+
+@dataclass(frozen=True)
 class PatchRun:
     before: RunStatus
     status: RunStatus

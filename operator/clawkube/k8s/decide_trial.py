@@ -38,6 +38,7 @@ from ..results.model import ErrorKind, TrialResult, TrialState
 from ..runspec import EvalMode, RetryPolicy
 from ..skills.context import GRADING_FAILED
 from . import conditions as C
+from .aggregate import retried
 from .actions import Action, CreatePod, DeletePod, Emit, PatchTrial, UploadResult
 from .model import AttemptRecord, ScoreStatus, TrialPhase, TrialStatus, UsageStatus
 from .names import agent_pod_name, grade_pod_name, stage_pod_name
@@ -344,7 +345,8 @@ def trial_result(t: TrialObs, s: TrialStatus, ctx: TrialContext) -> TrialResult:
         error_message=s.error_message, score=s.score.plain() if s.score else None, usage=s.usage.plain(),
         phase_seconds=s.phase_seconds, started_at=s.scheduled_at, finished_at=s.finished_at,
         artifacts={k: v for k, v in s.artifacts.items()}, firewall="pod", agent=ctx.harness, model=ctx.model,
-        mode=t.spec.mode.value)
+        mode=t.spec.mode.value, retries=retried(s))
+
 
 
 def _fold(t: TrialObs, actions: list[Action]) -> list[Action]:

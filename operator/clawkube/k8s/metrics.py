@@ -30,7 +30,12 @@ Names (labels) - the Helm chart / Grafana dashboard rely on these. `model` and `
 """
 from __future__ import annotations
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+import threading
+from socketserver import ThreadingMixIn
+from typing import Callable, Optional
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
 
 _DURATION_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, float("inf"))
 # a pass over thousands of trials takes minutes (bench/RESULTS.md): the default buckets stop at 10s
@@ -90,6 +95,31 @@ def default_metrics() -> Metrics:
     return _default
 
 
-def serve(port: int, registry: CollectorRegistry = REGISTRY, address: str = "0.0.0.0") -> None:
-    if port:
-        start_http_server(port, addr=address, registry=registry)
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, *args: object) -> None:  # scrapes and probes are not worth a log line each
+        pass
+
+
+def serve(port: int, registry: CollectorRegistry = REGISTRY, address: str = "0.0.0.0",
+          ready: Optional[Callable[[], Optional[str]]] = None) -> Optional[WSGIServer]:
+    """Serve /metrics (any other path too, as prometheus_client does) and /readyz: 200 "ready", or 503 with
+    what `ready()` says is missing (the readiness probe: e.g. the operator has not reached the API server)."""
+    if not port:
+        return None
+    metrics_app = make_wsgi_app(registry)
+
+    def app(environ, start_response):
+        if environ.get("PATH_INFO") == "/readyz":
+            problem = ready() if ready is not None else None
+            start_response("200 OK" if problem is None else "503 Service Unavailable",
+                           [("Content-Type", "text/plain; charset=utf-8")])
+            return [f"{problem or 'ready'}\n".encode()]
+        return metrics_app(environ, start_response)
+
+    httpd = make_server(address, port, app, _Server, handler_class=_Quiet)
+    threading.Thread(target=httpd.serve_forever, name="clawkube-metrics", daemon=True).start()
+    return httpd

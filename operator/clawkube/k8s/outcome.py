@@ -87,6 +87,9 @@ def grade_outcome(pod: PodObs) -> tuple[Optional[ScoreStatus], Optional[Failure]
     if not isinstance(msg, GradeTermination):
         return None, msg if isinstance(msg, Failure) else _without_message(pod, "grade")
     kind = msg.error_kind
+    if kind is None and msg.upload_error:  # a score whose evidence (score.json, grader.log) is not in the store:
+        # the trial must not read Succeeded while an artifact it promises is missing; graded again
+        return None, Failure(ErrorKind.INFRA, "ArtifactUploadFailed", f"grading pod upload: {msg.upload_error}")
     if kind is None and msg.score is not None:
         return ScoreStatus.of(msg.score), None
     kind = kind or ErrorKind.GRADING_ERROR

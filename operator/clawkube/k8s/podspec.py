@@ -31,6 +31,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ..agents.api import BASE_URL_ENV as MODEL_BASE_URL_ENV, KEY_ENV as MODEL_KEY_ENV
 from ..agents.registry import get_agent
 from ..artifacts import grants
 from ..contracts.pod_env import FirstRunRecord, PodEnv, judge_env
@@ -160,9 +161,22 @@ def agent_pod(p: PodParams) -> dict[str, Any]:
         pod["spec"]["runtimeClassName"] = p.runtime_class
     if p.model_api_secret and _calls_a_model(a.harness):
         pod["spec"]["containers"][0]["envFrom"] = [{"secretRef": {"name": p.model_api_secret}}]
+    pod["spec"]["containers"][0]["env"] += model_api_env(a.api)
     if p.services and p.stage in ("execution", "first_run"):
         _add_service_sidecars(pod, p)
     return pod
+
+
+def model_api_env(api) -> list[dict[str, Any]]:
+    """spec.agent.api for the agent pod (agents/api.py): the base URL, and the key from its Secret; the adapter
+    maps both to the harness's own mechanism. Never on grading pods."""
+    if api is None or not api.base_url:
+        return []
+    env: list[dict[str, Any]] = [{"name": MODEL_BASE_URL_ENV, "value": api.base_url}]
+    if api.api_key_secret is not None:
+        env.append({"name": MODEL_KEY_ENV, "valueFrom": {"secretKeyRef": {
+            "name": api.api_key_secret.name, "key": api.api_key_secret.key}}})
+    return env
 
 
 def _calls_a_model(harness: str) -> bool:

@@ -111,6 +111,7 @@ class _Trial:
     services: LocalServices
     scratch: Path
     clock: dict[str, float]
+    retries: dict[str, int] = field(default_factory=dict)  # the result's: failures that were retried, by kind
 
     @property
     def timeout(self) -> int:
@@ -182,6 +183,8 @@ def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optiona
             failed += 1
             if trial_plan.after_failure(tr.plan.retry, ErrorKind.GRADING_ERROR, failed) is not Next.RETRY:
                 return None, str(e)
+            kind = ErrorKind.GRADING_ERROR.value
+            tr.retries[kind] = tr.retries.get(kind, 0) + 1
 
 
 class _Retry(Exception):
@@ -280,7 +283,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
     dirs = phases.TrialDirs.under(scratch, res_dir, grading_scratch)
     result = TrialResult(task_id=t.task_id, category=t.category, task_format=t.format, trial_index=plan.trial_index,
                          attempt=attempt, state=TrialState.RUNNING, started_at=now_iso(), agent=plan.agent.harness,
-                         model=plan.agent.model, mode=plan.mode, firewall=plan.isolation.mode)
+                         model=plan.agent.model, mode=plan.mode, firewall=plan.isolation.mode,
+                         retries={k.value: n for k, n in (failures or {}).items() if n})
     clock: dict[str, float] = {}
     services: Optional[LocalServices] = None
     try:
@@ -296,7 +300,7 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
         services = LocalServices(manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
                                  InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key))
         tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, grading_env=grading_env, services=services,
-                    scratch=scratch, clock=clock)
+                    scratch=scratch, clock=clock, retries=result.retries)
         try:
             try:
                 if manifest.services:

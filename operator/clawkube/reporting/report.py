@@ -32,9 +32,14 @@ def _score_table(summary: RunSummary) -> list[str]:
 
 
 def _errors_table(summary: RunSummary) -> list[str]:
-    if not any(summary.errors.values()):
-        return ["no failed trials"]
-    return table(["error kind", "trials"], [[k, str(n)] for k, n in summary.errors.items()])
+    """Failed trials by error kind, and (when any) the failed attempts that were retried."""
+    if not any(summary.retries.values()):
+        if not any(summary.errors.values()):
+            return ["no failed trials"]
+        return table(["error kind", "trials"], [[k, str(n)] for k, n in summary.errors.items()])
+    kinds = list(dict.fromkeys([*summary.errors, *summary.retries]))
+    return table(["error kind", "trials", "retried"],
+                 [[k, str(summary.errors.get(k, 0)), str(summary.retries.get(k, 0))] for k in kinds])
 
 
 def _kinds(by_kind: dict, fmt: str) -> str:

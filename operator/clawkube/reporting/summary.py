@@ -102,6 +102,7 @@ class RunSummary(BaseModel):
     overall: Metrics
     by_category: dict[str, Metrics]
     errors: dict[str, int]  # ErrorKind value (or "unknown") -> failed trials
+    retries: dict[str, int] = Field(default_factory=dict)  # ErrorKind value -> failed attempts that were retried
     usage_end_to_end: UsageStats
     usage_execution: Optional[UsageStats]
     benchmarks: dict[str, dict[str, Any]] = {}  # benchmark name -> its plugin's section (JSON), when it has one
@@ -202,6 +203,14 @@ def _errors(finished: list[TrialResult]) -> dict[str, int]:
     return counts
 
 
+def _retries(finished: list[TrialResult]) -> dict[str, int]:
+    counts = {k.value: 0 for k in ErrorKind}
+    for r in finished:
+        for kind, n in r.retries.items():
+            counts[kind] = counts.get(kind, 0) + n
+    return counts
+
+
 def _benchmarks(seen: list[TrialResult], finished: list[TrialResult]) -> dict[str, dict[str, Any]]:
     """Each benchmark's own section, over the trials of its tasks (in the registry's order)."""
     present = {r.task_format for r in seen}
@@ -289,7 +298,7 @@ def summarize(results: list[TrialResult], trials_per_task: int,
         modes=modes,
         overall=_metrics(finished, len(task_ids), len(task_ids) * per_task, trials_per_task),
         by_category=by_category,
-        errors=_errors(finished),
+        errors=_errors(finished), retries=_retries(finished),
         usage_end_to_end=usage_e2e,
         usage_execution=usage_exec,
         benchmarks=_benchmarks(seen, finished),

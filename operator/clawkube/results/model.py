@@ -77,6 +77,8 @@ class TrialResult(BaseModel):
     agent: str = ""
     model: Optional[str] = None
     mode: Optional[str] = None  # EvoClawBench evaluation mode: baseline/preskill/postskill
+    # error kind -> earlier attempts (or gradings) of this trial that failed with it and were retried
+    retries: dict[str, int] = Field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, int]:
