@@ -254,11 +254,22 @@ def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, mode
     on env's PATH) visible, `cwd` writable: for checks such as `clawkube doctor` running a harness as the sandbox
     user. (`hidden` is ignored: nothing outside the allowlist is visible anyway.)"""
     name = resolve_mode(mode)
-    on_path = [Path(p) for p in env.get("PATH", "").split(os.pathsep) if p and Path(p).is_dir()]
-    tools = _dedup(ex.view.tool_folders() + [p.resolve() for p in [*(read_paths or []), *on_path]])
+    seen = [Path(p) for p in env.get("PATH", "").split(os.pathsep) if p and Path(p).is_dir()]
+    if argv and os.path.isabs(argv[0]):
+        seen += [Path(argv[0]).parent, Path(os.path.realpath(argv[0])).parent]
+    tools = _dedup(ex.view.tool_folders() + [p.resolve() for p in read_paths or []] +
+                   [_install_root(p.resolve()) for p in seen])
     with ex.claim_uid() as lease:
-        spec = ex.SandboxSpec(mounts=[Mount(source=cwd, writable=True)], uid=lease.uid, tools=tools, name="check")
+        mounts = [] if cwd == Path("/tmp") else [Mount(source=cwd, writable=True)]  # /tmp: the sandbox's own
+        spec = ex.SandboxSpec(mounts=mounts, uid=lease.uid, tools=tools, name="check")
         data = stdin.encode() if stdin is not None else None
         return ex.run_once(name, spec, ex.ExecSpec(argv=argv, cwd=str(cwd), env=env, stdin=data,
                                                     limits=Limits(timeout=timeout, pids=AGENT_PIDS,
                                                                   output=GRADER_OUTPUT)))
+
+
+def _install_root(p: Path) -> Path:
+    """The install a bin folder belongs to: the prefix holding node_modules, a virtualenv above bin/."""
+    if "node_modules" in p.parts:
+        return Path(*p.parts[:p.parts.index("node_modules")])
+    return p.parent if p.name == "bin" else p
