@@ -120,9 +120,9 @@ def outputs(out: Path, task: str = "answer", trial: str = "0") -> list[str]:
     return [e.get("content", "") for e in events if e.get("type") == "tool_result"]
 
 
-def py(code: str) -> str:
-    """A shell command running `code` with the sandbox's python3."""
-    return "python3 - <<'PYEOF'\n" + textwrap.dedent(code).strip() + "\nPYEOF"
+def py(code: str, pipe: str = "") -> str:
+    """A shell command running `code` with the sandbox's python3 (`pipe`: e.g. "2>&1 | tail -1")."""
+    return f"python3 - <<'PYEOF' {pipe}\n" + textwrap.dedent(code).strip() + "\nPYEOF"
 
 
 def write_solution(code: str) -> str:

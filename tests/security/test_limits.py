@@ -40,7 +40,7 @@ def test_fork_bomb_hits_the_pids_limit(tmp_path: Path):
     root = world_root(tmp_path)
     make_task(root)
     out = root / "out"
-    (r,) = run(root / "tasks", out, [py(FORK_BOMB) + " 2>&1 | tail -1", "echo 42 > answer.txt"]).results
+    (r,) = run(root / "tasks", out, [py(FORK_BOMB, "2>&1 | tail -1"), "echo 42 > answer.txt"]).results
     n = int(outputs(out)[0].split()[-1])
     assert n < FORKS, f"{n} processes forked: no pids limit"
     assert r.score is not None  # graded: the bomb was the agent's problem only
@@ -79,7 +79,7 @@ def test_daemons_die_with_the_agent(tmp_path: Path):
     make_task(root)
     out = root / "out"
     marker = f"clawkube-daemon-{uuid.uuid4().hex}"
-    daemon = (f"setsid sh -c 'exec -a {marker} sleep 600' </dev/null >/dev/null 2>&1 & "
+    daemon = (f"setsid bash -c 'exec -a {marker} sleep 600' </dev/null >/dev/null 2>&1 & "
               f"(nohup sh -c 'sleep 600 # {marker}' </dev/null >/dev/null 2>&1 &) ; sleep 1; "
               f"ps ax | grep -c '[{marker[0]}]{marker[1:]}'")
     (r,) = run(root / "tasks", out, [daemon]).results

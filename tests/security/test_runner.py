@@ -57,7 +57,7 @@ def test_runner_sigkill_takes_agents_and_their_daemons_with_it(tmp_path: Path):
     make_task(root, timeout=600)
     out = root / "out"
     marker = f"clawkube-orphan-{uuid.uuid4().hex}"
-    cmd = (f"setsid sh -c 'exec -a {marker} sleep 900' </dev/null >/dev/null 2>&1 & "
+    cmd = (f"setsid bash -c 'exec -a {marker} sleep 900' </dev/null >/dev/null 2>&1 & "
            f"touch started; exec -a {marker}-main sleep 900")
     runner = _clawkube("--tasks", str(root / "tasks"), "--agent", "script", "--quiet", "--command", cmd,
                        "--out", str(out), start_new_session=True)
@@ -83,7 +83,7 @@ def test_runner_sigkill_takes_agents_and_their_daemons_with_it(tmp_path: Path):
 @pytest.mark.skipif(not IS_ROOT, reason=NEEDS_ROOT)
 def test_control_a_setsid_daemon_outlives_a_killed_parent_without_the_sandbox(tmp_path: Path):
     marker = f"clawkube-orphan-{uuid.uuid4().hex}"
-    parent = subprocess.Popen(["sh", "-c", f"setsid sh -c 'exec -a {marker} sleep 900' </dev/null >/dev/null 2>&1 & "
+    parent = subprocess.Popen(["sh", "-c", f"setsid bash -c 'exec -a {marker} sleep 900' </dev/null >/dev/null 2>&1 & "
                                            "sleep 900"], start_new_session=True)
     try:
         time.sleep(1)

@@ -180,7 +180,7 @@ def run_agent(dirs: TrialDirs, ctx: AgentContext, agent: Agent, box: sandbox.Age
         kind, msg = ErrorKind.AGENT_ERROR, f"agent could not start: {r.start_error}"
     elif r.timed_out:
         kind, msg = ErrorKind.AGENT_TIMEOUT, f"agent exceeded its time budget of {timeout:g}s"
-    elif r.oom_killed:
+    elif r.oom_killed and r.exit_code != 0:
         kind, msg = ErrorKind.AGENT_ERROR, f"agent was killed at its memory limit ({r.describe()})"
     elif r.exit_code != 0:
         how = f"exited with {r.exit_code}" if r.exit_code is not None else f"was {r.describe()}"
