@@ -132,9 +132,9 @@ def test_grader_timeout_is_a_grading_error(tmp_path: Path):
 
 @pytest.mark.parametrize("body,needle", [
     ("    return {'overall_score': 1.5}", "outside 0..1"),
-    ("    return {'answer': 1.0}", "overall_score"),
     ("    return 'yes'", "expected a dict"),
-    ("    return {'overall_score': 'high'}", "not a number"),
+    ("    return {'overall_score': 'high'}", "no numeric field"),
+    ("    return {'overall_score': {1, 2}}", "not JSON serializable"),
 ])
 def test_bad_grader_output_is_a_grading_error(tmp_path: Path, body: str, needle: str):
     make_task(tmp_path, grader=f"def grade(transcript, workspace_path):\n{body}\n")

@@ -32,6 +32,8 @@ def test_every_mode_ends_with_its_graded_execution_and_reads_only_earlier_stages
         if s.skills_from:
             assert plan.stage(mode, s.skills_from).role is Role.AUTHOR
     assert STAGES[mode] == tuple(s.name for s in plan.preparatory(mode))  # the operator's stage pods
+    suffixes = [s.pod_suffix for s in plan.preparatory(mode)]
+    assert all(suffixes) and len(set(suffixes)) == len(suffixes) and "agent" not in suffixes
 
 
 def test_author_stages_are_the_skill_phases():

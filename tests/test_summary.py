@@ -94,7 +94,7 @@ def test_per_category(mixed):
 
 
 def test_errors_count_latest_attempt_only(mixed):
-    assert mixed.errors == {"agent_timeout": 1, "setup_error": 0, "agent_error": 0, "grading_error": 1, "infra": 0}
+    assert mixed.errors == {"agent_timeout": 1, "agent_error": 0, "grading_error": 1, "infra": 0, "setup_error": 0}
 
 
 def test_claw_eval_block(mixed):
@@ -258,10 +258,10 @@ def test_retried_attempts_are_counted_beside_the_failed_trials():
     ok = tr("a1", 0, 1.0).model_copy(update={"retries": {"infra": 1}})
     failed = tr("a1", 1, error=ErrorKind.GRADING_ERROR).model_copy(update={"retries": {"grading_error": 1, "infra": 2}})
     s = summarize([ok, failed, tr("a2", 0, 0.5)], trials_per_task=2)
-    assert s.retries == {"agent_timeout": 0, "setup_error": 0, "agent_error": 0, "grading_error": 1, "infra": 3}
-    assert s.errors == {"agent_timeout": 0, "setup_error": 0, "agent_error": 0, "grading_error": 1, "infra": 0}
+    assert s.retries == {"agent_timeout": 0, "agent_error": 0, "grading_error": 1, "infra": 3, "setup_error": 0}
+    assert s.errors == {"agent_timeout": 0, "agent_error": 0, "grading_error": 1, "infra": 0, "setup_error": 0}
     from clawkube.reporting.report import render
     text = render(s)
     assert "retried" in text and any(line.split()[:3] == ["infra", "0", "3"] for line in text.splitlines())
     assert summarize([tr("a1", 0, 1.0)], trials_per_task=1).retries == \
-        {"agent_timeout": 0, "setup_error": 0, "agent_error": 0, "grading_error": 0, "infra": 0}
+        {"agent_timeout": 0, "agent_error": 0, "grading_error": 0, "infra": 0, "setup_error": 0}

@@ -85,7 +85,7 @@ def test_mixed_folder(tmp_path):
                    "claw-inventory-reorder": "claw-eval"}
     assert [(e.path.name, e.field) for e in report.errors] == [("broken.md", "Workspace Path")]
     wild = next(t for t in report.tasks if t.id == "wild-log-errors")
-    assert wild.workspace[0].src == (tmp_path / "fixtures/wild-log-errors/exec").resolve()
+    assert [m.src for m in wild.workspace if m.dest == "."] == [(tmp_path / "fixtures/wild-log-errors/exec").resolve()]
 
 
 def test_repo_tasks_folder_loads_cleanly():

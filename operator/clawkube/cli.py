@@ -149,15 +149,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"skipped  {s.path}: {s.reason}")
     for t in report.tasks:
         print(f"ok       {t.id:<32} {t.format:<14} {t.category}")
+        for w in t.load_warnings:
+            print(f"  warning: {w}")
+        if t.setup_error:
+            print(f"  cannot run here: {t.setup_error}")
     for line in missing_requirements(sorted({t.format for t in report.tasks})):
         print(f"PROBLEM  {line}")
         problems += 1
-    if not args.no_run and report.tasks:
+    ready = [t for t in report.tasks if not t.setup_error]
+    if not args.no_run and ready:
         with tempfile.TemporaryDirectory(prefix="clawkube-validate-") as tmp:
-            for line, ok in check_oracle_nop(Path(args.path), report.tasks, Path(tmp), args.sandbox):
+            for line, ok in check_oracle_nop(Path(args.path), ready, Path(tmp), args.sandbox):
                 print(line)
                 problems += not ok
-    print(f"{len(report.tasks)} task(s) loaded, {len(report.errors)} malformed, {problems} problem(s)")
+    not_ready = len(report.tasks) - len(ready)
+    print(f"{len(report.tasks)} task(s) loaded, {len(report.errors)} malformed, {len(report.skipped)} template(s) "
+          f"skipped, {not_ready} cannot run here (see 'cannot run here'), {problems} problem(s)")
     return 1 if problems else 0
 
 

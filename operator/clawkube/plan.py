@@ -50,6 +50,7 @@ class Stage(BaseModel):
     skills_from: Optional[str] = None  # execute: the author stage whose skills it starts with (None: the task's)
     grades: Optional[str] = None  # grade: the execution it grades
     context_from: Optional[str] = None  # author: the execution whose artifacts (and grade) it is told about
+    pod_suffix: str = ""  # cluster: a preparatory stage's pod is <trial>-a<N>-<pod_suffix> (k8s/names.py)
 
     @property
     def reads(self) -> tuple[str, ...]:
@@ -71,11 +72,12 @@ def _graded(skills_from: Optional[str] = None) -> tuple[Stage, Stage]:
 
 PLANS: dict[EvalMode, tuple[Stage, ...]] = {
     EvalMode.BASELINE: _graded(),
-    EvalMode.PRESKILL: (Stage(name="authoring", role=Role.AUTHOR), *_graded(skills_from="authoring")),
+    EvalMode.PRESKILL: (Stage(name="authoring", role=Role.AUTHOR, pod_suffix="author"),
+                        *_graded(skills_from="authoring")),
     EvalMode.POSTSKILL: (
-        Stage(name="first_run", role=Role.EXECUTE),
-        Stage(name="first_run_grade", role=Role.GRADE, grades="first_run"),
-        Stage(name="summary", role=Role.AUTHOR, context_from="first_run"),
+        Stage(name="first_run", role=Role.EXECUTE, pod_suffix="first"),
+        Stage(name="first_run_grade", role=Role.GRADE, grades="first_run", pod_suffix="first-grade"),
+        Stage(name="summary", role=Role.AUTHOR, context_from="first_run", pod_suffix="summary"),
         *_graded(skills_from="summary"),
     ),
 }
@@ -132,7 +134,8 @@ AGENT_KINDS = (ErrorKind.AGENT_TIMEOUT, ErrorKind.AGENT_ERROR)
 def retry_limit(policy: RetryPolicy, kind: ErrorKind) -> int:
     """Attempts allowed to fail with `kind` (1 = no retry)."""
     return {ErrorKind.AGENT_TIMEOUT: policy.agent_timeout, ErrorKind.AGENT_ERROR: policy.agent_error,
-            ErrorKind.GRADING_ERROR: policy.grading_error, ErrorKind.INFRA: policy.infra}.get(kind, 1)  # setup_error: 1
+            ErrorKind.GRADING_ERROR: policy.grading_error, ErrorKind.INFRA: policy.infra,
+            ErrorKind.SETUP_ERROR: 1}[kind]  # the task cannot run here: retrying cannot help
 
 
 def after_failure(policy: RetryPolicy, kind: ErrorKind, failed: int, evidence: bool = False) -> Next:

@@ -149,6 +149,10 @@ def _upload(out: Path, summary: AgentTermination | GradeTermination) -> None:
         summary.upload_error = f"{type(e).__name__}: {e}"
 
 
+class _SetupError(Exception):
+    """The task cannot run here (AgentManifest.setup_error)."""
+
+
 def main_agent(args: argparse.Namespace) -> int:
     harden_process()
     out = Path(args.out)
@@ -161,6 +165,8 @@ def main_agent(args: argparse.Namespace) -> int:
             raise ValueError(f"stage {name!r} is a grading stage: it runs in `clawkube pod grade`")
         bdir = _bundle_dir(args.bundle)
         m = bundles.read_agent_manifest(bdir)
+        if m.setup_error:  # the task cannot run here (e.g. its workspace is not downloaded)
+            raise _SetupError(m.setup_error)
         agent = get_agent(args.harness or penv.harness or "nop")
         env = task_env([*m.view.env, *agent.credential_env, *MODEL_ENV], dict(os.environ))
         agent_args = penv.agent_args if penv.agent_args is not None else json.loads(args.args_json or "{}")
@@ -173,6 +179,8 @@ def main_agent(args: argparse.Namespace) -> int:
                           penv)
         summary = summary.model_copy(update={"exit_code": ap.exit_code, "timed_out": ap.timed_out, "usage": ap.usage,
                                              "error_kind": ap.error_kind, "error_message": ap.error_message})
+    except (_SetupError, phases.SetupError) as e:  # the task cannot run here, or its warmup failed
+        summary = summary.model_copy(update={"error_kind": ErrorKind.SETUP_ERROR, "error_message": str(e)})
     except Exception as e:
         summary.error_kind, summary.error_message = ErrorKind.INFRA, f"agent pod: {type(e).__name__}: {e}"
     _upload(out, summary)

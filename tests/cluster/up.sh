@@ -54,6 +54,7 @@ fi
 # (~/.cache/clawkube/k8s-1.20.2-fixed/<script hash>/; always for kube-apiserver: the shared build crashes on
 # custom-resource writes), else unpacked from $K8S_BIN/*.xz. What neither has is built here (build-apiserver.sh,
 # --all when a node binary is missing too: ~15-20 min once per machine), so a fresh clone without ../shared works.
+mkdir -p "$S"/bin "$S"/pki "$S"/logs "$S"/img
 BUILD="$HERE/build-apiserver.sh"
 FIXED="${CLAWKUBE_K8S_FIXED_CACHE:-$HOME/.cache/clawkube/k8s-1.20.2-fixed}/$(sha256sum "$BUILD" | cut -c1-12)"
 fixed_has() { [ -x "$FIXED/$1" ] && [ "$(cat "$FIXED/build-key" 2>/dev/null)" = "$(basename "$FIXED")" ]; }

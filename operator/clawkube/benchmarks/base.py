@@ -95,6 +95,7 @@ class Benchmark(ABC):
     workspace_mount: ClassVar[Optional[str]] = None  # where agent and grader see the workspace; None = anywhere
     grader_requirements: ClassVar[tuple[str, ...]] = ()  # modules the graders import (validate checks them)
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
+    criteria_in_unit_range: ClassVar[bool] = True  # every numeric grader field must be in 0..1 (else a grading error)
 
     # --- tasks on disk -------------------------------------------------------------------------------------------
     @abstractmethod

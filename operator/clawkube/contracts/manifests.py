@@ -17,6 +17,7 @@ class AgentManifest(BaseModel):
     services: list[ServiceSpec] = Field(default_factory=list)
     skills: list[str] = Field(default_factory=list)
     has_reference: bool = False
+    setup_error: Optional[str] = None  # TaskSpec.setup_error: the trial ends as a setup error before anything runs
 
 
 class GradingManifest(BaseModel):

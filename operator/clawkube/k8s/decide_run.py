@@ -7,7 +7,7 @@ state machine (decide_trial) -> the run's status (counts, aggregates, conditions
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Optional
 
 from ..artifacts.uri import S3Uri
@@ -15,7 +15,7 @@ from ..runspec import EvalMode
 from . import aggregate
 from . import conditions as C
 from .actions import Action, CreateTrial, Emit, PatchRun, PatchTrial, StageTasks, UploadSummary
-from .decide_trial import TrialContext, _folder, decide_trial, trial_result
+from .decide_trial import TrialContext, _folder, decide_trial, trial_result, upload_due
 from .model import RunPhase, RunStatus, TaskTrialSpec, TrialStatus, UsageStatus
 from .names import trial_name
 from .observe import RunObs
@@ -122,11 +122,8 @@ def _upload_summary_if_due(run: RunObs, ctx: RunContext, s: RunStatus) -> list[A
     the run reads Succeeded only after that)."""
     if s.phase != RunPhase.RUNNING or not _trials_finished(s) or C.is_true(s.conditions, C.SUMMARY_UPLOADED):
         return []
-    last = C.parse_ts(s.last_summary_upload)
-    if last is not None:
-        wait = min(600.0, ctx.upload_retry_seconds * 2 ** max(0, s.summary_upload_attempts - 1))
-        if ctx.now < last + timedelta(seconds=wait):
-            return []
+    if not upload_due(s.last_summary_upload, s.summary_upload_attempts, ctx.upload_retry_seconds, ctx.now):
+        return []
     spec = run.spec
     record = {"run": run.name, "namespace": run.namespace, "modes": spec.mode_list(),
               "spec": spec.model_dump(mode="json", by_alias=True), "tasks": [t.id for t in s.tasks],

@@ -330,12 +330,15 @@ def _upload_if_due(t: TrialObs, s: TrialStatus, ctx: TrialContext) -> list[Actio
     prefix = trial_prefix(ctx, t)
     if prefix is None:
         return []
-    last = C.parse_ts(s.last_upload_attempt)
-    if last is not None:
-        wait = min(600.0, ctx.upload_retry_seconds * 2 ** max(0, s.upload_attempts - 1))
-        if ctx.now < last + timedelta(seconds=wait):
-            return []
+    if not upload_due(s.last_upload_attempt, s.upload_attempts, ctx.upload_retry_seconds, ctx.now):
+        return []
     return [UploadResult(trial=t.name, prefix_uri=prefix, result=trial_result(t, s, ctx), status=s)]
+
+
+def upload_due(last_attempt: Optional[str], attempts: int, retry_seconds: float, now: datetime) -> bool:
+    """After a failed upload, the next try waits retry_seconds, doubling per attempt, at most 10 minutes."""
+    last = C.parse_ts(last_attempt)
+    return last is None or now >= last + timedelta(seconds=min(600.0, retry_seconds * 2 ** max(0, attempts - 1)))
 
 
 def trial_result(t: TrialObs, s: TrialStatus, ctx: TrialContext) -> TrialResult:

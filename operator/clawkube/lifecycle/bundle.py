@@ -90,7 +90,8 @@ def agent_bundle(task: TaskSpec, harness: str) -> bytes:
     if with_ref:
         w.add_bytes(REFERENCE_FILE, task.reference_solution.encode())
     manifest = AgentManifest(view=task.agent_view(), format=task.format, workspace_mount=layout.mount,
-                             warmup=task.warmup, services=task.services, skills=[s.name for s in task.skills], has_reference=with_ref)
+                             warmup=task.warmup, services=task.services, skills=[s.name for s in task.skills], has_reference=with_ref,
+                             setup_error=task.setup_error)
     w.add_bytes(AGENT_MANIFEST, manifest.model_dump_json(indent=1).encode())
     return w.bytes()
 

@@ -308,6 +308,8 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
     if not res.ok:
         raise GradingError(f"grader crashed: {res.error}")
     score = to_score(m, res.scores, engine_evidence(dirs, m))
+    if res.details:  # the grader's non-numeric fields (judge reasons, methods, paths): kept, never scored
+        score.details["grader_fields"] = res.details
     workspace.write_json(dirs.out / "score.json", score.model_dump())
     return score
 

@@ -291,6 +291,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
         shutil.copytree(t.agent_dir, dirs.bundle)
         shutil.rmtree(dirs.bundle / bundles.SERVICES_DIR, ignore_errors=True)  # for the services only, not the agent
         manifest = bundles.read_agent_manifest(dirs.bundle)
+        if manifest.setup_error:  # the task cannot run here (e.g. its workspace is not downloaded)
+            return _finish(result, dirs, clock, ErrorKind.SETUP_ERROR, manifest.setup_error)
         agent = get_agent(plan.agent.harness)
         source = plan.env or dict(os.environ)
         hidden_env = judges.agent_must_not_see(plan.judge, plan.agent)

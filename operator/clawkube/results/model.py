@@ -9,10 +9,10 @@ from pydantic import BaseModel, Field
 
 class ErrorKind(str, Enum):
     AGENT_TIMEOUT = "agent_timeout"
-    SETUP_ERROR = "setup_error"  # the task's own setup (its warmup) failed: a task problem, never retried
     AGENT_ERROR = "agent_error"
     GRADING_ERROR = "grading_error"  # grader crashed, timed out or returned garbage
     INFRA = "infra"  # setup/services/sandbox/S3/apiserver faults
+    SETUP_ERROR = "setup_error"  # the task cannot run here (workspace not downloaded, a Warmup line failed): not retried
 
 
 class TrialState(str, Enum):

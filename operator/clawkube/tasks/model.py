@@ -110,6 +110,11 @@ class TaskSpec(BaseModel):
     env_snapshot_commands: list[str] = Field(default_factory=list)
     pass_threshold: float = 0.75
 
+    # a task that loads but cannot run here (e.g. its workspace is not downloaded): every trial of it ends as a
+    # setup error with this message, never retried; `validate` prints it
+    setup_error: Optional[str] = None
+    load_warnings: list[str] = Field(default_factory=list)  # printed by `validate`; the task still runs
+
     def agent_view(self) -> AgentView:
         return AgentView(
             id=self.id, name=self.name, category=self.category, prompt=self.prompt,
