@@ -35,7 +35,6 @@ CASES = {
     "markdown/evo_workspace_file_bad_entry.md": (None, "workspace_files[0]", "must be a path or a mapping"),
     "markdown/evo_negative_weight.md": (None, "grading_weights", "must be >= 0"),
     "markdown/evo_weights_not_mapping.md": (None, "grading_weights", "valid dictionary"),
-    "markdown/evo_llm_judge_without_checks.md": (None, "Automated Checks", "no LLM judge"),
     "claw-eval/no_grader": ("no_grader", "grader.py", "missing"),
     "claw-eval/grader_no_grade": ("grader.py", "grade", "defines no top-level function 'grade'"),
     "claw-eval/grader_syntax_error": ("grader.py", "grade", "does not compile"),

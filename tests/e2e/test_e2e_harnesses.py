@@ -123,7 +123,7 @@ def env(fixed_apiserver, cluster, harness_images, cluster_api, tmp_path_factory)
         return pod.status.pod_ip if ok else None
     model_ip = wait_for("the model server pod", ready, 180)
     policies = _network_policies(ns, model_ip, s3.proxy.port)
-    _kubectl(kc, "apply", "-n", ns, "-f", "-", input="\n---\n".join(json.dumps(p) for p in policies))
+    _kubectl(kc, "apply", "-n", ns, "-f", "-", input=yaml.safe_dump_all(policies))
 
     port = free_port("127.0.0.1")
     op = OperatorProcess({

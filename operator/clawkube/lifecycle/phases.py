@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from typing import Optional
 
 from pydantic import BaseModel
@@ -68,6 +68,21 @@ class TrialDirs:
         """The agent side's private folder (its /tmp, the system overlay of its warmup)."""
         return self.workspace.parent
 
+    def for_manifest(self, m: AgentManifest) -> "TrialDirs":
+        """The same dirs with the skills dir where the task's benchmark keeps it (`m.skills_path`)."""
+        if m.skills_path is None:
+            return self
+        return replace(self, skills=self.workspace / safe_relative(m.skills_path))
+
+
+def safe_relative(rel: str) -> str:
+    """A path relative to the workspace that stays inside it."""
+    parts = PurePosixPath(rel).parts
+    if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
+        raise InfraError(f"{rel!r} is not a path inside the workspace")
+    return rel
+
+
 
 Isolation = sandbox.Isolation
 TRANSCRIPT_LIMIT = 256 * 1024 * 1024  # bytes of a harness's transcript file read
@@ -99,15 +114,30 @@ def open_box(dirs: TrialDirs, m: AgentManifest, iso: Isolation, services: Option
 
 def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str],
           skills_from: Optional[Path] = None, services: Optional[dict[str, str]] = None,
-          agent: Optional[Agent] = None) -> tuple[dict[str, str], sandbox.AgentBox]:
+          agent: Optional[Agent] = None, seed: Optional[Path] = None, files: Optional[dict[str, str]] = None
+          ) -> tuple[dict[str, str], sandbox.AgentBox]:
     """Lay out a fresh workspace, skills and home, open the agent's sandbox and run the warmup in it (as root over
     a private overlay of the system folders). Returns the initial workspace manifest and the open sandbox (the
-    caller closes it). The skills dir gets the bundle's skills, or `skills_from` (EvoClawBench: authored skills).
-    Raises SetupError when the task's warmup fails (naming the line), InfraError when we cannot set up."""
-    for d in (dirs.workspace, dirs.home, dirs.skills, dirs.out, dirs.audit):
+    caller closes it). Raises SetupError when the task's warmup fails (naming the line), InfraError when we
+    cannot set up.
+    The workspace gets the bundle's files and the benchmark's empty folders (`m.workspace_dirs`); the skills dir
+    (inside the workspace when `m.skills_path` says so, then only when there is a skill to put there) gets the
+    bundle's skills, or `skills_from` (EvoClawBench modes: the authored skills), plus `seed` (the skills seeded
+    into a skill-writing phase); `files` (relative path -> text) are written last (a phase's own inputs)."""
+    for d in (dirs.workspace, dirs.home, dirs.out, dirs.audit):
         d.mkdir(parents=True, exist_ok=True)
     workspace.copy_tree(dirs.bundle / "workspace", dirs.workspace)
-    workspace.copy_tree(dirs.bundle / "skills" if skills_from is None else skills_from, dirs.skills)
+    for rel in m.workspace_dirs:
+        (dirs.workspace / safe_relative(rel)).mkdir(parents=True, exist_ok=True)
+    for src in (dirs.bundle / "skills" if skills_from is None else skills_from, seed):
+        if src is not None and (m.skills_path is None or any(src.iterdir() if src.is_dir() else ())):
+            workspace.copy_tree(src, dirs.skills)
+    if m.skills_path is None:
+        dirs.skills.mkdir(parents=True, exist_ok=True)
+    for rel, text in (files or {}).items():
+        target = dirs.workspace / safe_relative(rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
     try:
         box = open_box(dirs, m, iso, services, agent=agent)
     except (ex.SandboxUnavailable, OSError, ValueError) as e:
@@ -117,7 +147,7 @@ def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str]
             failed = sandbox.warmup(box, m.warmup, sandbox.base_env(box.inside(dirs.home), env),
                                     dirs.out / "warmup.log")
             if not failed:  # what root made in the agent's folders is the agent's to change, as in a container
-                sandbox.give_to_sandbox_user(dirs.workspace, dirs.home, dirs.skills, uid=box.lease.uid)
+                sandbox.give_to_sandbox_user(*box.owned(), uid=box.lease.uid)
         except BaseException:
             box.close()
             raise

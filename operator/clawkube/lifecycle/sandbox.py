@@ -117,14 +117,18 @@ class AgentBox:
         self.iso = iso
         self.workspace, self.home, self.skills = workspace, home, skills
         self.tmp = scratch / "tmp"
-        self.tmp.mkdir(parents=True, exist_ok=True)
-        self.tmp.chmod(0o1777)
+        if ex.backend(iso.mode).isolating:  # its own /tmp (other backends: the container's or the machine's)
+            self.tmp.mkdir(parents=True, exist_ok=True)
+            self.tmp.chmod(0o1777)
         self.lease = ex.claim_uid()
         try:
-            give_to_sandbox_user(workspace, home, skills, uid=self.lease.uid)
+            give_to_sandbox_user(*self.owned(), uid=self.lease.uid)
             self.mounts = [Mount(source=workspace, target=workspace_mount, writable=True),
-                           Mount(source=home, writable=True), Mount(source=skills, writable=True),
-                           Mount(source=self.tmp, target="/tmp", writable=True)]
+                           Mount(source=home, writable=True)]
+            if self.tmp.is_dir():
+                self.mounts.append(Mount(source=self.tmp, target="/tmp", writable=True))
+            if skills.is_dir() and not skills.is_relative_to(workspace):  # else: seen through the workspace
+                self.mounts.append(Mount(source=skills, writable=True))
             allow = _endpoints([*iso.agent_endpoints, *(services or {}).values(), *extra_allowed()])
             self.tools = ex.view.tool_folders() + [p.resolve() for p in read_paths or [] if p.is_dir()]
             spec = ex.SandboxSpec(mounts=self.mounts, network=ex.Network(allow=allow), uid=self.lease.uid,
@@ -145,6 +149,10 @@ class AgentBox:
                 rest = host.relative_to(m.source).as_posix()
                 return m.inside if rest == "." else f"{m.inside.rstrip('/')}/{rest}"
         raise ValueError(f"{host} is not visible in the sandbox")
+
+    def owned(self) -> list[Path]:
+        """The folders the sandbox's uid owns (those that exist)."""
+        return [d for d in (self.workspace, self.home, self.skills) if d.is_dir()]
 
     def missing(self, paths: list[Path]) -> list[Path]:
         """Which of these host folders a process in this sandbox cannot see."""

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from .model import TaskLoadError
 
+
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+.-]*)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -105,7 +106,7 @@ def read_frontmatter(path: Path, text: Optional[str] = None) -> Optional[dict[st
 
 def load_yaml(path: Path, raw: str, field: str, first_line: int = 1) -> dict[str, Any]:
     try:
-        data = safeyaml.load(raw)  # size, alias, node and depth limits: a YAML bomb is refused at once
+        data = safeyaml.load(raw)  # size, node and depth limits (libyaml when safe): a YAML bomb is refused at once
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + first_line}: " if mark is not None else ""
