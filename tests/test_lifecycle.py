@@ -64,8 +64,13 @@ HOSTILE = {
 def _hostile_run(tmp_path: Path, mode: str) -> tuple[dict[str, str], object]:
     # a world-traversable root, so that only the sandbox (not file permissions) stands in the way
     root = Path(tempfile.mkdtemp(prefix="clawkube-hostile-", dir=tmp_path.parent.parent.parent))
+    # another run's leftovers in the host's /tmp (as other tests and runs leave them): never visible to the agent
+    decoy = Path(tempfile.mkdtemp(prefix="clawkube-decoy-", dir=tmp_path.parent.parent.parent))
     try:
         root.chmod(0o755)
+        decoy.chmod(0o755)
+        (decoy / "answer.txt").write_text("GT-SECRET-" + "0" * 32 + "\n")
+        (decoy / "grader.py").write_text("saw_gt_" + "0" * 12 + "\n")
         make_task(root, timeout=300)
         out = root / "out"
         fill = {"root": str(root), "root_tail": str(root)[1:], "out": str(out)}  # the agent knows where to look, not what the secrets are
@@ -76,6 +81,7 @@ def _hostile_run(tmp_path: Path, mode: str) -> tuple[dict[str, str], object]:
         return dict(zip(HOSTILE, outputs)), r
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(decoy, ignore_errors=True)
 
 
 @pytest.mark.skipif(not needs_namespaces, reason=NO_NAMESPACES)
