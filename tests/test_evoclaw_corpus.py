@@ -53,7 +53,7 @@ def test_validate_loads_the_corpus_and_exits_0():
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     assert "98 task(s) loaded, 0 malformed, 3 unavailable" in p.stdout and " 0 problem(s)" in p.stdout
     assert "TASK_TEMPLATE.md: a EvoClawBench template, not a task" in p.stdout
-    assert {line.split("/")[-1].split(".md")[0] for line in p.stdout.splitlines()
+    assert {line.split(".md:")[0].split("/")[-1] for line in p.stdout.splitlines()
             if line.startswith("UNAVAIL")} == UNAVAILABLE
 
 
@@ -107,7 +107,7 @@ def test_the_scripted_agent_writes_and_reuses_its_skill_everywhere(runs):
             assert "created_skills" not in d and d["skills"]["files"] == {}
             continue
         assert [s["name"] for s in d["created_skills"]] == ["corpus-helper"], (task, mode)
-        assert d["skill_quality"] == 0.6 and d["skill_mutation_violation"] is False
+        assert d["skill_quality"] == 0.8 and d["skill_mutation_violation"] is False  # name, description, >100 chars, scripts
         assert set(d["skills"]["files"]) == {"corpus-helper/SKILL.md", "corpus-helper/scripts/solve.sh"}
         if mode == "postskill":
             assert d["first_run"]["score"]["score"] == pytest.approx(by[(task, "baseline")].score.score)
