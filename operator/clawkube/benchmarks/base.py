@@ -113,6 +113,11 @@ class Benchmark(ABC):
         """A detected path that is a template or example of the format, not a task: skipped, not an error."""
         return False
 
+    def task_id(self, path: Path) -> Optional[str]:
+        """The id of the task at `path` when it can be told cheaply without loading it (a run's selector passes
+        over the tasks it does not name); None: unknown, load it."""
+        return None
+
     @abstractmethod
     def load(self, path: Path) -> TaskSpec:
         """The task at `path` (detected as this benchmark's); TaskLoadError naming the field when malformed."""

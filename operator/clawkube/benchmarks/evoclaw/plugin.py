@@ -122,6 +122,11 @@ class EvoClawBench(Benchmark):
         """`TASK_TEMPLATE.md` (the benchmark's runner loads only `task_*.md`)."""
         return "template" in path.stem.lower()
 
+    def task_id(self, path: Path) -> Optional[str]:
+        front = markdown.read_frontmatter(path)
+        value = front.get("id") if front else None
+        return value if isinstance(value, str) else None
+
     def load(self, path: Path) -> TaskSpec:
         return loader.load(path)
 
