@@ -31,12 +31,13 @@ JUDGE = {"models": ["judge"], "rules": [
      "text": '{"scores": {"accuracy": 0.7}, "total": 0.7, "notes": "outputs present"}'},
     {"when": {"model": "judge"}, "text": '{"scores": {"accuracy": 0.1}, "total": 0.1, "notes": "no outputs"}'}]}
 SKILL = "skills/corpus-helper"
-# the scripted agent: its skill writes a JSON report for every case file it finds; without the skill it writes one
+# the scripted agent: its skill writes the one report the agent writes without it, then a JSON report for every
+# case file it finds (tasks without case files: the same outputs as without the skill)
 WRITE_SKILL = [
     f"mkdir -p {SKILL}/scripts",
     f"printf -- '---\\nname: corpus-helper\\ndescription: write a report per case file\\n---\\n"
     f"Run scripts/solve.sh from the workspace root.\\n' > {SKILL}/SKILL.md",
-    f"printf 'for f in $(find assets -name \"case_*\" | sort); do n=$(basename \"$f\"); "
+    f"printf 'echo \"{{}}\" > outputs/case_01_report.json; for f in $(find assets -name \"case_*\" | sort); do n=$(basename \"$f\"); "
     f"echo \"{{}}\" > \"outputs/${{n%%.*}}_report.json\"; done\\n' > {SKILL}/scripts/solve.sh",
 ]
 EXECUTE = [f"if [ -f {SKILL}/scripts/solve.sh ]; then bash {SKILL}/scripts/solve.sh; "
