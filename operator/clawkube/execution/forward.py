@@ -19,7 +19,7 @@ import os
 import socket
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 from urllib.parse import urlsplit
 
 from .spec import Endpoint
@@ -38,55 +38,20 @@ def _setns(fd: int) -> None:
         raise OSError(e, f"setns: {os.strerror(e)}")
 
 
-def listen_in(netns: str, addrs: list[tuple[str, int]]) -> list[socket.socket]:
-    """Listening TCP sockets bound inside the network namespace file `netns` (e.g. /proc/PID/ns/net)."""
+def _inside(netns: str, work: Callable[[list[socket.socket]], None], what: str) -> list[socket.socket]:
+    """Run `work(made)` in a thread that has entered the network namespace file `netns` (e.g. /proc/PID/ns/net):
+    the sockets it makes belong to that namespace and keep working from any thread. On failure they are closed
+    and OSError says `what` failed."""
     made: list[socket.socket] = []
     errors: list[BaseException] = []
 
-    def work() -> None:  # a thread of its own: setns changes only the calling thread's namespace
-        host = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-        target = os.open(netns, os.O_RDONLY)
-        try:
-            _setns(target)
-            try:
-                for host_addr, port in addrs:
-                    fam = socket.AF_INET6 if ":" in host_addr else socket.AF_INET
-                    s = socket.socket(fam, socket.SOCK_STREAM)
-                    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                    s.bind((host_addr, port))
-                    s.listen(128)
-                    made.append(s)
-            finally:
-                _setns(host)
-        except BaseException as e:  # reported to the caller
-            errors.append(e)
-        finally:
-            os.close(host)
-            os.close(target)
-
-    t = threading.Thread(target=work, name="clawkube-netns")
-    t.start()
-    t.join()
-    if errors:
-        for s in made:
-            s.close()
-        raise OSError(f"cannot listen inside the sandbox's network namespace: {errors[0]}")
-    return made
-
-
-def connect_in(netns: str, host: str, port: int, timeout: float) -> socket.socket:
-    """A TCP connection made inside the network namespace file `netns` (to a server on that namespace's
-    loopback); the socket keeps working from any thread."""
-    out: list[socket.socket] = []
-    errors: list[BaseException] = []
-
-    def work() -> None:
+    def run() -> None:  # a thread of its own: setns changes only the calling thread's namespace
         here = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
         target = os.open(netns, os.O_RDONLY)
         try:
             _setns(target)
             try:
-                out.append(socket.create_connection((host, port), timeout=timeout))
+                work(made)
             finally:
                 _setns(here)
         except BaseException as e:  # reported to the caller
@@ -95,16 +60,41 @@ def connect_in(netns: str, host: str, port: int, timeout: float) -> socket.socke
             os.close(here)
             os.close(target)
 
-    t = threading.Thread(target=work, name="clawkube-netns")
+    t = threading.Thread(target=run, name="clawkube-netns")
     t.start()
     t.join()
     if errors:
-        raise OSError(f"cannot connect to {host}:{port} inside {netns}: {errors[0]}")
-    return out[0]
+        for s in made:
+            s.close()
+        raise OSError(f"cannot {what}: {errors[0]}")
+    return made
+
+
+def listen_in(netns: str, addrs: list[tuple[str, int]]) -> list[socket.socket]:
+    """Listening TCP sockets bound inside the network namespace file `netns`."""
+    def work(made: list[socket.socket]) -> None:
+        for host_addr, port in addrs:
+            s = socket.socket(socket.AF_INET6 if ":" in host_addr else socket.AF_INET, socket.SOCK_STREAM)
+            made.append(s)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((host_addr, port))
+            s.listen(128)
+
+    return _inside(netns, work, "listen inside the sandbox's network namespace")
+
+
+def connect_in(netns: str, host: str, port: int, timeout: float) -> socket.socket:
+    """A TCP connection made inside the network namespace file `netns` (to a server on its loopback)."""
+    def work(made: list[socket.socket]) -> None:
+        made.append(socket.create_connection((host, port), timeout=timeout))
+
+    return _inside(netns, work, f"connect to {host}:{port} inside {netns}")[0]
 
 
 LISTEN = "0A"
-_ANY_OR_LOOPBACK = {"00000000", "0100007F", "00000000000000000000000000000000", "00000000000000000000000001000000"}
+# /proc/net/tcp{,6} addresses (hex, in the kernel's byte order): any address, ::1, ::ffff:127.0.0.1
+_ANY_OR_LOOPBACK6 = {"00000000000000000000000000000000", "00000000000000000000000001000000",
+                     "0000000000000000FFFF00000100007F"}
 
 
 def listening_ports(pid: int) -> list[int]:
@@ -121,8 +111,8 @@ def listening_ports(pid: int) -> list[int]:
             if len(f) < 4 or f[3] != LISTEN:
                 continue
             addr, _, port = f[1].partition(":")
-            if addr.upper() in _ANY_OR_LOOPBACK or addr.upper().startswith("7F") or \
-                    addr.upper() == "0000000000000000FFFF00000100007F":
+            addr = addr.upper()
+            if addr in _ANY_OR_LOOPBACK6 or addr == "00000000" or (len(addr) == 8 and addr.endswith("7F")):
                 ports.add(int(port, 16))
     return sorted(ports)
 
