@@ -37,6 +37,7 @@ from tests.e2e.operator_proc import OperatorProcess
 from tests.e2e.prometheus import Prometheus, ensure_binary, render_config
 from tests.e2e.recorder import Recorder
 from tests.e2e.s3 import ACCESS, REGION, S3Outage, free_port
+from tests.polling import wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -55,21 +56,6 @@ DASHBOARD = REPO / "charts" / "clawkube" / "dashboards" / "clawkube.json"
 
 def log(msg: str) -> None:
     print(f"[e2e {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def wait_for(what: str, fn: Callable[[], Any], timeout: float, every: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = fn()
-        except Exception as e:  # apiserver restarting, S3 down: keep polling
-            last = e
-        else:
-            if last:
-                return last
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}")
 
 
 def ts(value: str) -> datetime:
