@@ -1,0 +1,86 @@
+"""The agent pod's supervisor: an agent cannot outlive its phase, so what is captured after it (transcript,
+workspace snapshot, termination message) is final.
+
+`clawkube pod agent` runs agent-side processes with the `pod` backend (execution/pod.py): each process tree in
+pid/user/mount namespaces of its own. Here locally (no cluster needed: the same supervisor code, and the pods run
+it unchanged); cgroups are switched off in the in-process tests, as they are in a pod, so only the namespaces
+stand in the way. The control turns the namespaces off and the same daemon survives."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from clawkube import execution as ex
+from clawkube.execution import host, pod
+from clawkube.lifecycle import bundle
+from clawkube.benchmarks.loader import load_task
+from tests.lifecycle_helpers import make_task
+
+REPO = Path(__file__).resolve().parents[2]
+NO_NS = pod.namespaces_available()
+
+# the agent's last move: a daemon that leaves its session and rewrites the answer after the agent "finished"
+DAEMON = "setsid sh -c 'sleep 2; echo forged > {marker}' </dev/null >/dev/null 2>&1 & echo started"
+
+
+def _daemon_survives(tmp_path: Path, monkeypatch) -> bool:
+    monkeypatch.setattr(host, "runner_group", lambda: None)  # as in a pod: no cgroup to kill the tree with
+    marker = tmp_path / "marker"
+    r = ex.run_once("pod", ex.SandboxSpec(name="t"), ex.ExecSpec(argv=["sh", "-c", DAEMON.format(marker=marker)],
+                                                                cwd=str(tmp_path), limits=ex.Limits(timeout=30)))
+    assert r.ok and "started" in r.stdout, r
+    deadline = time.monotonic() + 8  # the daemon writes after 2 s (later on a busy machine)
+    while time.monotonic() < deadline and not marker.exists():
+        time.sleep(0.2)
+    return marker.exists()
+
+
+@pytest.mark.skipif(NO_NS is not None, reason=f"no user+pid namespaces here: {NO_NS}")
+def test_a_setsid_daemon_dies_with_its_exec(tmp_path: Path, monkeypatch):
+    assert not _daemon_survives(tmp_path, monkeypatch)
+
+
+def test_control_without_namespaces_the_daemon_outlives_its_exec(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(pod, "_probe", "switched off for the control")
+    assert os.getpid() != 1  # (as pid 1 the supervisor would sweep instead)
+    assert _daemon_survives(tmp_path, monkeypatch)
+
+
+@pytest.mark.skipif(NO_NS is not None, reason=f"no user+pid namespaces here: {NO_NS}")
+def test_the_agent_cannot_see_or_signal_the_supervisor(tmp_path: Path):
+    r = ex.run_once("pod", ex.SandboxSpec(name="t"),
+                    ex.ExecSpec(argv=["sh", "-c", f"ls /proc | grep -c '^[0-9]'; kill -0 {os.getpid()} 2>&1 || "
+                                                   "echo cannot-signal"], cwd=str(tmp_path),
+                                limits=ex.Limits(timeout=30)))
+    lines = r.stdout.split()
+    assert int(lines[0]) <= 3 and "cannot-signal" in r.stdout, r.stdout  # sh, ls, grep: nothing of the pod
+
+
+@pytest.mark.skipif(NO_NS is not None, reason=f"no user+pid namespaces here: {NO_NS}")
+def test_pod_agent_captures_after_every_agent_process_is_gone(tmp_path: Path):
+    """Through `clawkube pod agent`: the oracle's solution leaves a daemon that would rewrite answer.txt (and the
+    marker) after capture; nothing of it survives the pod's agent phase."""
+    marker = tmp_path / "marker"
+    md = make_task(tmp_path, solution="echo 42 > answer.txt; " + DAEMON.format(marker=marker).replace(
+        "echo forged > ", "echo forged > answer.txt; echo x > "))
+    (tmp_path / "agent.tgz").write_bytes(bundle.agent_bundle(load_task(md), "oracle"))
+    p = subprocess.run([sys.executable, "-m", "clawkube", "pod", "agent", "--bundle", str(tmp_path / "agent.tgz"),
+                        "--workspace", str(tmp_path / "w/workspace"), "--out", str(tmp_path / "aout"),
+                        "--harness", "oracle", "--termination-log", str(tmp_path / "ta")],
+                       env=dict(os.environ, PYTHONPATH=str(REPO / "operator")), capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    execd = json.loads((tmp_path / "aout" / "agent.exec.json").read_text())
+    assert execd["backend"] == "pod" and "pid-namespace" in execd["limits_enforced"], execd
+    time.sleep(6)
+    assert not marker.exists()
+    with tarfile.open(tmp_path / "aout" / "workspace.tar.gz") as t:
+        member = next(m for m in t.getmembers() if Path(m.name).name == "answer.txt")
+        assert t.extractfile(member).read().decode().strip() == "42"
