@@ -27,7 +27,9 @@ REPO = Path(__file__).resolve().parents[2]
 NO_NS = pod.namespaces_available()
 
 # the agent's last move: a daemon that leaves its session and rewrites the answer after the agent "finished"
-DAEMON = "setsid sh -c 'sleep 2; echo forged > {marker}' </dev/null >/dev/null 2>&1 & echo started"
+# (the exec ends only once the daemon has left the session: a process still in it dies with the process group)
+DAEMON = ("setsid sh -c 'echo $$ > ready; sleep 2; echo forged > {marker}' </dev/null >/dev/null 2>&1 & "
+          "while [ ! -s ready ]; do sleep 0.05; done; echo started")
 
 
 def _daemon_survives(tmp_path: Path, monkeypatch) -> bool:

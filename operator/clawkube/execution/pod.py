@@ -28,27 +28,35 @@ from .host import HostSandbox
 from .spec import ExecResult, ExecSpec
 
 _probe: Optional[str] = None
+_own_proc = True  # False: the container refuses a fresh /proc (masked paths); the pid namespace still holds
 
 
 def _unshare() -> list[str]:
     """A user namespace only when unprivileged (root needs none, and inside one it would lose access to the
-    files it handed to other uids)."""
+    files it handed to other uids); a /proc of its own where the container allows one."""
     user = [] if os.geteuid() == 0 else ["--user", "--map-current-user"]
-    return ["unshare", *user, "--pid", "--fork", "--kill-child", "--mount", "--mount-proc", "--"]
+    proc = ["--mount", "--mount-proc"] if _own_proc else []
+    return ["unshare", *user, "--pid", "--fork", "--kill-child", *proc, "--"]
 
 
 def namespaces_available() -> Optional[str]:
-    """Why user+pid namespaces cannot be made here (None: they can). Probed once per process."""
-    global _probe
+    """Why pid (+user) namespaces cannot be made here (None: they can). Probed once per process: first with a
+    /proc of its own, then without (a process in a child pid namespace still cannot name the supervisor's pid
+    to signal it, and still dies with the namespace)."""
+    global _probe, _own_proc
     if _probe is None:
         if shutil.which("unshare") is None:
             _probe = "util-linux unshare not found"
         else:
-            try:
-                r = subprocess.run([*_unshare(), "true"], capture_output=True, text=True, timeout=30)
-                _probe = "" if r.returncode == 0 else (r.stderr.strip() or f"exit code {r.returncode}")
-            except (OSError, subprocess.TimeoutExpired) as e:
-                _probe = str(e)
+            for own in (True, False):
+                _own_proc = own
+                try:
+                    r = subprocess.run([*_unshare(), "true"], capture_output=True, text=True, timeout=30)
+                    _probe = "" if r.returncode == 0 else (r.stderr.strip() or f"exit code {r.returncode}")
+                except (OSError, subprocess.TimeoutExpired) as e:
+                    _probe = str(e)
+                if not _probe:
+                    break
     return _probe or None
 
 
