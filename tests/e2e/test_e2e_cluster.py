@@ -512,7 +512,7 @@ def test_evoclaw_modes_run_stage_by_stage_on_real_pods(stack: Stack):
     check_artifacts(st, "modes", trials, several_modes=True)
     check_accounted_once(st, "modes", trials, expected=3)
     keys = set(st.s3.keys(BUCKET, f"{PREFIX}/modes/{TASK.id}/postskill-0/a1/"))
-    for rel in ("first_run/workspace.tar.gz", "first_run_grade/score.json", "summary/context.txt",
+    for rel in ("first_run/workspace.tar.gz", "first_run_grade/score.json", "summary/first_run_context.json",
                 "summary/skills/word-stats/solve.sh", "agent/skills.json"):
         assert f"{PREFIX}/modes/{TASK.id}/postskill-0/a1/{rel}" in keys, (rel, sorted(keys))
 
