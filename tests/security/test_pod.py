@@ -86,3 +86,59 @@ def test_pod_agent_captures_after_every_agent_process_is_gone(tmp_path: Path):
     with tarfile.open(tmp_path / "aout" / "workspace.tar.gz") as t:
         member = next(m for m in t.getmembers() if Path(m.name).name == "answer.txt")
         assert t.extractfile(member).read().decode().strip() == "42"
+
+
+# a grader (or agent code it imports) looking for the supervisor's environment, where the store's keys would be
+SNOOP = ("import glob\n"
+         "hits = 0\n"
+         "for p in glob.glob('/proc/[0-9]*/environ'):\n"
+         "    try:\n"
+         "        hits += b'STORE-SECRET-' in open(p, 'rb').read()\n"
+         "    except OSError:\n"
+         "        pass\n")
+
+
+def _snoop(backend: str, tmp_path: Path) -> str:
+    # a process of the supervisor's uid holding the key in its environment (as the pod's supervisor does)
+    holder = subprocess.Popen(["sleep", "60"], env={"CLAWKUBE_TEST_STORE_KEY": "STORE-SECRET-" + os.urandom(8).hex()})
+    try:
+        r = ex.run_once(backend, ex.SandboxSpec(name="t"),
+                        ex.ExecSpec(argv=[sys.executable, "-c", SNOOP + "print(hits)"], cwd=str(tmp_path),
+                                    env={}, limits=ex.Limits(timeout=30)))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.ok, r
+    return r.stdout.strip()
+
+
+@pytest.mark.skipif(NO_NS is not None, reason=f"no user+pid namespaces here: {NO_NS}")
+def test_a_process_cannot_read_the_supervisors_environment(tmp_path: Path):
+    if not pod._own_proc:
+        pytest.skip("no /proc of its own here: the old /proc still shows the supervisor")
+    assert _snoop("pod", tmp_path) == "0"
+    assert int(_snoop("none", tmp_path)) >= 1  # control: the same probe on the host finds it
+
+
+@pytest.mark.skipif(NO_NS is not None, reason=f"no user+pid namespaces here: {NO_NS}")
+def test_pod_grade_runs_the_grader_where_it_cannot_see_the_supervisor(tmp_path: Path):
+    """`clawkube pod grade` with the store's key in its environment: the grader finds it nowhere."""
+    grader = "def grade(transcript, workspace_path):\n" + "\n".join(
+        "    " + line for line in SNOOP.splitlines()) + "\n    return {'overall_score': 1.0 if hits else 0.0}\n"
+    md = make_task(tmp_path, grader=grader)
+    task = load_task(md)
+    (tmp_path / "agent.tgz").write_bytes(bundle.agent_bundle(task, "oracle"))
+    (tmp_path / "grading.tgz").write_bytes(bundle.grading_bundle(task))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "operator"), CLAWKUBE_TEST_STORE_KEY="STORE-SECRET-x")
+
+    def clawkube(*args: str) -> None:
+        p = subprocess.run([sys.executable, "-m", "clawkube", "pod", *args], env=env, capture_output=True, text=True,
+                           timeout=300)
+        assert p.returncode == 0, p.stderr[-2000:]
+
+    clawkube("agent", "--bundle", str(tmp_path / "agent.tgz"), "--workspace", str(tmp_path / "w/workspace"),
+             "--out", str(tmp_path / "aout"), "--harness", "oracle", "--termination-log", str(tmp_path / "ta"))
+    clawkube("grade", "--grading", str(tmp_path / "grading.tgz"), "--agent-artifacts", str(tmp_path / "aout"),
+             "--out", str(tmp_path / "gout"), "--termination-log", str(tmp_path / "tg"))
+    score = json.loads((tmp_path / "gout" / "score.json").read_text())
+    assert score["score"] == 0.0, score
