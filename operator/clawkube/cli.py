@@ -1,4 +1,5 @@
-"""`clawkube` command line: run, validate, report (local); pod agent|grade (inside cluster pods); operator."""
+"""`clawkube` command line: run, validate, report (local); pod agent|grade (inside cluster pods); operator;
+model-server (a scripted model for dry runs and tests)."""
 from __future__ import annotations
 
 import argparse
@@ -161,6 +162,18 @@ def cmd_operator(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_model_server(args: argparse.Namespace) -> int:
+    from .modelserver import load_script, serve
+
+    try:
+        script = load_script(args.script)
+    except (OSError, ValueError, ValidationError, yaml.YAMLError) as e:
+        return _die(f"{args.script}: {e}")
+    serve(script, args.host, args.port, Path(args.log) if args.log else None,
+          Path(args.port_file) if args.port_file else None)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clawkube", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -222,6 +235,15 @@ def parser() -> argparse.ArgumentParser:
     for sp in (pa, pg):
         sp.add_argument("--termination-log", default="/dev/termination-log")
     pod.set_defaults(fn=cmd_pod)
+
+    ms = sub.add_parser("model-server", help="a deterministic scripted model (OpenAI Chat/Responses, Anthropic "
+                                             "Messages) for dry runs and tests (docs/model-server.md)")
+    ms.add_argument("--script", required=True, help="YAML or JSON script: what the model answers")
+    ms.add_argument("--host", default="127.0.0.1")
+    ms.add_argument("--port", type=int, default=8765, help="0 picks a free port (see --port-file)")
+    ms.add_argument("--log", help="append one JSON line per request to this file")
+    ms.add_argument("--port-file", help="write the bound port here once listening")
+    ms.set_defaults(fn=cmd_model_server)
 
     op = sub.add_parser("operator", help="run the Kubernetes operator (settings from CLAWKUBE_* env)")
     op.set_defaults(fn=cmd_operator)
