@@ -126,8 +126,10 @@ class MockServices:
     """Start with `start()` (or as a context manager); `tool_urls` / `urls` then name the gateway."""
 
     def __init__(self, task: TaskYaml, root: Path, python: str, private: Path,
-                 injection: Optional[InjectionConfig] = None, env: Optional[dict[str, str]] = None):
+                 injection: Optional[InjectionConfig] = None, env: Optional[dict[str, str]] = None,
+                 declared_ports: bool = False):
         self.task, self.root, self.python, self.private = task, Path(root), python, Path(private)
+        self.declared_ports = declared_ports  # the gateway on the task's own ports (parity runs; one trial at a time)
         self.injection = injection or InjectionConfig()
         self.base_env = env
         self.token = secrets.token_hex(16)
@@ -194,7 +196,8 @@ class MockServices:
             tools.append(ToolRoute(tool_name=e.tool_name, service=by_port[pp[0]], method=e.method.upper(),
                                    path=pp[1], url=e.url))
         return GatewayConfig(
-            services=[ServiceRoute(name=n, target=f"http://127.0.0.1:{p.port}") for n, p in self.mocks.items()],
+            services=[ServiceRoute(name=s.name, target=f"http://127.0.0.1:{self.mocks[s.name].port}",
+                                   listen_port=s.port if self.declared_ports else 0) for s in self.task.services],
             tools=tools, injection=self.injection, dispatch_log=str(self.private / "dispatches.jsonl"),
             ready_file=str(self.private / "gateway-ready.json"), token=self.token)
 
@@ -260,6 +263,19 @@ class MockServices:
                 raise MockError(f"service '{svc.name}': audit fetch from {url} failed: {type(e).__name__}: {e}"
                                 + (f" (the service {dead})" if dead else "")) from None
         return out
+
+    def reset_all(self) -> None:
+        """POST each service's reset endpoint (directly, not through the gateway)."""
+        for svc in self.task.services:
+            p = self.mocks.get(svc.name)
+            if p is None or not svc.reset_endpoint:
+                continue
+            req = urllib.request.Request(on_port(svc.reset_endpoint, p.port), data=b"", method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=10):
+                    pass
+            except (OSError, urllib.error.URLError) as e:
+                raise MockError(f"service '{svc.name}': reset failed: {e}") from None
 
     def dispatches(self) -> list[dict[str, Any]]:
         f = self.private / "dispatches.jsonl"
