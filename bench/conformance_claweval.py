@@ -4,7 +4,8 @@
 
 Each case of `bench/claweval_cases.yaml` names a task, a behaviour (right / partial / unsafe / nothing / ...), an
 optional error-injection rate and one scripted-model script (docs/model-server.md) that plays the agent (model
-`agent`), the LLM judge (model `judge`) and the simulated user of multi-turn tasks (model `user`). The script is
+`agent`), the LLM judge and the simulated user of multi-turn tasks (both model `judge`: the run's judge setting
+plays the user, as the benchmark's config_user_agent.yaml does). The script is
 served by this project's scripted model server and run twice:
 
 - upstream: `claw-eval batch --filter <task> --parallel 1` from the checkout (the benchmark's own loop, mock
@@ -43,7 +44,9 @@ from clawkube.services.injection import InjectionConfig  # noqa: E402
 
 CASES = Path(__file__).resolve().parent / "claweval_cases.yaml"
 SEED = 7
-AGENT_MODEL, JUDGE_MODEL, USER_MODEL = "agent", "judge", "user"
+# The run's judge setting also plays the simulated user of multi-turn tasks (as in the benchmark's own
+# config_user_agent.yaml, where both are the same model): scripts tell the two apart by the user's system prompt.
+AGENT_MODEL, JUDGE_MODEL = "agent", "judge"
 TOL = 1e-6
 
 
@@ -59,7 +62,7 @@ def trial_key(task: str) -> str:
 def upstream_config(model_url: str) -> dict[str, Any]:
     api = {"api_key": "scripted", "base_url": model_url + "/v1"}
     return {"model": {**api, "model_id": AGENT_MODEL}, "judge": {**api, "model_id": JUDGE_MODEL, "enabled": True},
-            "user_agent_model": {**api, "model_id": USER_MODEL}, "defaults": {"trace_dir": "traces"}}
+            "user_agent_model": {**api, "model_id": JUDGE_MODEL}, "defaults": {"trace_dir": "traces"}}
 
 
 def run_upstream(root: Path, python: str, case: dict[str, Any], model_url: str, work: Path) -> dict[str, Any]:
@@ -133,6 +136,7 @@ def run_ours(root: Path, python: str, case: dict[str, Any], model_url: str, work
 
 def run_direct(root: Path, python: str, case: dict[str, Any], model_url: str, work: Path) -> dict[str, Any]:
     """TEMPORARY (until the plugin is wired into `clawkube run`): the same pieces called directly."""
+    from clawkube.benchmarks.claweval.environment import TaskEnvironment, UserModel
     from clawkube.benchmarks.claweval.messages import to_messages
 
     task_dir = root / "tasks" / case["task"]
@@ -140,22 +144,21 @@ def run_direct(root: Path, python: str, case: dict[str, Any], model_url: str, wo
     d = work / "direct"
     d.mkdir(parents=True, exist_ok=True)
     inj = InjectionConfig(rate=float(case.get("error_rate", 0)), seed=SEED, trial_key=trial_key(case["task"]))
-    env = {**os.environ, "PYTHONPATH": str(REPO / "operator")}
-    with MockServices(t, root, python, d / "priv", inj) as m:
-        tools = [{"name": x.name, "description": x.description, "input_schema": x.input_schema,
-                  "url": m.tool_urls[x.name]} for x in t.tools if x.name in m.tool_urls]
-        (d / "tools.json").write_text(json.dumps({"name": "claweval", "tools": tools}))
-        cfg = {"base_url": model_url + "/v1", "model": AGENT_MODEL, "prompt": t.prompt.text,
+    env = {**os.environ, "PYTHONPATH": str(REPO / "operator"), "CONFORMANCE_MODEL_KEY": "scripted"}
+    user = UserModel(base_url=model_url + "/v1", model=JUDGE_MODEL, api_key_env="CONFORMANCE_MODEL_KEY")
+    with TaskEnvironment(t, root, python, d / "priv", inj, user, env) as te:
+        (d / "tools.json").write_text(json.dumps(te.mcp_tools()))
+        cfg = {"base_url": model_url + "/v1", "model": AGENT_MODEL, "prompt": te.prompt(),
                "max_turns": t.environment.max_turns, "transcript": str(d / "transcript.jsonl"),
                "mcp_servers": [{"name": "claweval", "command": [sys.executable, "-m", "clawkube.mcp.server",
                                                                 str(d / "tools.json")]}]}
         (d / "loop.json").write_text(json.dumps(cfg))
         subprocess.run([sys.executable, "-m", "clawkube.mcp.chat_loop", str(d / "loop.json")], env=env, timeout=900)
-        audit, disp = m.audit(), m.dispatches()
+        ev = te.evidence()
     events = [json.loads(x) for x in (d / "transcript.jsonl").read_text().splitlines()]
     req = {"root": str(root), "task_dir": str(task_dir), "messages": to_messages(events, [x.name for x in t.tools]),
-           "dispatches": disp, "audit": audit, "judge": {"base_url": model_url + "/v1", "model": JUDGE_MODEL,
-                                                         "api_key": "scripted"}}
+           "dispatches": ev.dispatches, "audit": ev.audit, "judge": {"base_url": model_url + "/v1",
+                                                                   "model": JUDGE_MODEL, "api_key": "scripted"}}
     (d / "req.json").write_text(json.dumps(req, ensure_ascii=False))
     code = ("import json,sys; from pathlib import Path; from clawkube.benchmarks.claweval.grading import *; "
             "r=json.load(open(sys.argv[1])); res=run_grader(Path(r['root']),Path(r['task_dir']),r['messages'],"

@@ -11,12 +11,15 @@ Here (pure functions over dicts, no benchmark code):
 - consecutive `tool_result` events form one user message;
 - tool names a harness prefixes for MCP (`mcp__<server>__<tool>`, `<server>__<tool>`, `<server>.<tool>`) are
   given back their task name when the rest is one of the task's tools;
-- a call of the simulated-user tool (`ASK_USER_TOOL`) becomes what it stands for upstream: the question as the
-  assistant's text, the answer as a `[user_agent]` user message;
+- a call of the simulated-user tool (`ASK_USER_TOOL`, answered `{"reply", "done", "round"}` by `usersim.py`)
+  becomes what it stands for upstream: the message as the assistant's text, the reply as a `[user_agent]` user
+  message; once the user is done (satisfied, or out of rounds) the conversation is over, as upstream, and later
+  events are not part of it;
 - usage/meta/error events carry no conversation.
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Iterable, Optional
 
@@ -91,8 +94,15 @@ def to_messages(events: Iterable[dict[str, Any]], tools: Iterable[str] = ()) -> 
             cid = _text(ev.get("call_id"))
             if cid in asks:
                 close_results()
-                out.append(_msg("user", [{"type": "text", "text": USER_AGENT_PREFIX + _text(ev.get("content"))}]))
                 assistant = None
+                answer = _user_answer(_text(ev.get("content")))
+                if answer is None:  # the tool failed: no round took place
+                    continue
+                reply, done = answer
+                if reply:
+                    out.append(_msg("user", [{"type": "text", "text": USER_AGENT_PREFIX + reply}]))
+                if done:
+                    break
                 continue
             if results is None:
                 results = _msg("user", [])
@@ -103,6 +113,17 @@ def to_messages(events: Iterable[dict[str, Any]], tools: Iterable[str] = ()) -> 
             assistant = None
     close_results()
     return out
+
+
+def _user_answer(content: str) -> Optional[tuple[str, bool]]:
+    """(reply, done) of an ask_user result, or None when the call failed."""
+    try:
+        v = json.loads(content)
+    except ValueError:
+        return None
+    if not isinstance(v, dict) or "reply" not in v:
+        return None
+    return _text(v.get("reply")), bool(v.get("done"))
 
 
 def final_assistant_text(messages: list[dict[str, Any]]) -> str:
