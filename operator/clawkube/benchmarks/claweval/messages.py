@@ -75,14 +75,18 @@ def to_messages(events: Iterable[dict[str, Any]], tools: Iterable[str] = ()) -> 
             out.append(m)
             assistant = m if role == "assistant" else None
         elif kind == "tool_call":
-            name = task_tool_name(_text(ev.get("tool")), known)
+            name = task_tool_name(_text(ev.get("tool")), known | {ASK_USER_TOOL})
             cid = _text(ev.get("call_id")) or f"call-{len(out)}"
             args = ev.get("arguments") if isinstance(ev.get("arguments"), dict) else {}
-            if name == ASK_USER_TOOL and name not in known:
+            if name == ASK_USER_TOOL and ASK_USER_TOOL not in known:
                 close_results()
                 asks[cid] = _text(args.get("message") or args.get("question"))
-                if asks[cid]:
-                    out.append(_msg("assistant", [{"type": "text", "text": asks[cid]}]))
+                if asks[cid]:  # what the user reads is the assistant's turn (an empty open one takes it)
+                    block = {"type": "text", "text": asks[cid]}
+                    if assistant is not None and not assistant["message"]["content"]:
+                        assistant["message"]["content"].append(block)
+                    else:
+                        out.append(_msg("assistant", [block]))
                 assistant = None
                 continue
             if results is not None or assistant is None:
