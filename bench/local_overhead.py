@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO / "operator"))
 from clawkube.lifecycle import phases, trial  # noqa: E402
 from clawkube.local.runner import LocalRunner  # noqa: E402
 from clawkube.runspec import AgentSpec, BenchmarkRunSpec, RetryPolicy, TaskSource  # noqa: E402
-from clawkube.tasks.loader import load_tasks  # noqa: E402
+from clawkube.benchmarks.loader import load_tasks  # noqa: E402
 
 GRADER = '''
 import os

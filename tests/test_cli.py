@@ -11,7 +11,7 @@ import yaml
 
 from clawkube.lifecycle import bundle
 from clawkube.pod import TERMINATION_LIMIT, write_termination
-from clawkube.tasks.loader import load_task
+from clawkube.benchmarks.loader import load_task
 from tests.lifecycle_helpers import make_task
 
 REPO = Path(__file__).resolve().parents[1]
@@ -129,3 +129,55 @@ def _names_of(data: bytes) -> list[str]:
     import tarfile
     with tarfile.open(fileobj=io.BytesIO(data)) as t:
         return t.getnames()
+
+
+def test_relative_paths_are_resolved_at_the_cli_edge(tmp_path: Path):
+    """Relative --tasks / --out / run.yaml tasks.path / validate / report all work from any working directory."""
+    make_task(tmp_path)
+    p = clawkube("run", "--tasks", "tasks", "--agent", "oracle", "--out", "out/", "--quiet", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (r,) = [json.loads(f.read_text()) for f in (tmp_path / "out" / "trials").glob("*/*/result.json")]
+    assert r["score"]["score"] == 1.0 and r["error_kind"] is None
+    assert "results: out/summary.json, out/trials/" in p.stdout
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run["spec"]["tasks"]["path"] == str(tmp_path / "tasks")
+    # the default --out ("results") is relative too
+    p = clawkube("run", "--tasks", "./tasks", "--agent", "oracle", "--quiet", cwd=tmp_path)
+    assert p.returncode == 0 and (tmp_path / "results" / "summary.json").exists(), p.stdout + p.stderr
+    # run.yaml's tasks.path is relative to run.yaml, wherever the command runs
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "run.yaml").write_text(yaml.safe_dump(
+        {"tasks": {"path": "../tasks"}, "agent": {"harness": "oracle"}, "trials": 1}))
+    (tmp_path / "elsewhere").mkdir()
+    p = clawkube("run", "../conf/run.yaml", "--out", "o2", "--quiet", cwd=tmp_path / "elsewhere")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert json.loads((tmp_path / "elsewhere" / "o2" / "summary.json").read_text())["overall"]["mean_score"] == 1.0
+    rep = clawkube("report", "o2", cwd=tmp_path / "elsewhere")
+    assert rep.returncode == 0 and "1/1 trials finished" in rep.stdout
+    v = clawkube("validate", "../tasks", cwd=tmp_path / "elsewhere")
+    assert v.returncode == 0 and "ok       answer" in v.stdout, v.stdout
+
+
+def test_pod_commands_take_relative_paths(tmp_path: Path):
+    task = load_task(make_task(tmp_path))
+    (tmp_path / "agent.tgz").write_bytes(bundle.agent_bundle(task, "oracle"))
+    (tmp_path / "grading.tgz").write_bytes(bundle.grading_bundle(task))
+    a = clawkube("pod", "agent", "--bundle", "agent.tgz", "--workspace", "w/workspace", "--out", "aout",
+                 "--harness", "oracle", "--termination-log", "ta", cwd=tmp_path)
+    assert a.returncode == 0 and json.loads((tmp_path / "ta").read_text())["exit_code"] == 0, a.stderr
+    g = clawkube("pod", "grade", "--grading", "grading.tgz", "--agent-artifacts", "aout", "--out", "gout",
+                 "--termination-log", "tg", cwd=tmp_path)
+    assert g.returncode == 0, g.stderr
+    assert json.loads((tmp_path / "tg").read_text())["score"]["score"] == 1.0
+
+
+def test_the_runner_refuses_relative_paths(tmp_path: Path):
+    import pytest
+
+    from clawkube.local.runner import LocalRunner, RunError
+    from tests.lifecycle_helpers import spec
+
+    with pytest.raises(RunError, match="absolute"):
+        LocalRunner(spec(tmp_path / "tasks"), Path("results"), progress=None)
+    with pytest.raises(RunError, match="absolute"):
+        LocalRunner(spec(Path("tasks")), tmp_path / "o", progress=None)

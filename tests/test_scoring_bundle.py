@@ -7,14 +7,18 @@ import tarfile
 import pytest
 
 from clawkube.lifecycle import bundle
-from clawkube.lifecycle.bundle import GradingManifest
-from clawkube.lifecycle.scoring import GradingError, sub_problem_means, to_score
-from clawkube.tasks.loader import load_tasks
+from clawkube.benchmarks.evoclaw.plugin import sub_problem_means
+from clawkube.contracts.manifests import GradingManifest
+from clawkube.lifecycle.scoring import GradingError, to_score
+from clawkube.benchmarks.loader import load_tasks
 from tests.lifecycle_helpers import REPO_TASKS
 
 
+SCORING = {"overall": "wildclawbench", "claw-eval": "claw-eval", "mean": "evoclawbench"}
+
+
 def _m(scoring: str, **kw) -> GradingManifest:
-    return GradingManifest(task_id="t", category="c", format="x", scoring=scoring, **kw)
+    return GradingManifest(task_id="t", category="c", format=SCORING[scoring], **kw)
 
 
 @pytest.mark.parametrize("scoring,raw,score,passed", [

@@ -19,7 +19,7 @@ from clawkube.lifecycle import bundle as bundles
 from clawkube.runspec import BenchmarkRunSpec
 from clawkube.services import sidecars
 from clawkube.services.local import free_port
-from clawkube.tasks.loader import load_task
+from clawkube.benchmarks.loader import load_task
 
 REPO = Path(__file__).resolve().parents[1]
 TODO_TASK = load_task(REPO / "tasks" / "claw-eval" / "claw-todo-close")

@@ -15,7 +15,7 @@ from clawkube.results.model import Score
 from clawkube.runspec import AgentSpec, BenchmarkRunSpec, EvalMode, TaskSelector, TaskSource
 from clawkube.skills.context import LIMIT, first_run_context, grade_summary
 from clawkube.skills.phase_args import phase_args
-from clawkube.tasks.loader import load_task
+from clawkube.benchmarks.loader import load_task
 
 REPO = Path(__file__).resolve().parents[1]
 TASK = load_task(REPO / "tasks" / "evoclaw" / "evo-word-stats.md")

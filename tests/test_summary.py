@@ -1,6 +1,8 @@
 import pytest
 
 from clawkube.results.model import ErrorKind, Score, TrialResult, TrialState, Usage
+from clawkube.benchmarks.claweval.plugin import ClawEvalSummary
+from clawkube.benchmarks.evoclaw.plugin import EvoClawSummary
 from clawkube.results.summary import RunSummary, execution_usage, summarize
 
 U = Usage(input_tokens=100, output_tokens=20, cost_usd=0.01, wall_seconds=10)  # total_tokens 0 -> read as 120
@@ -96,13 +98,13 @@ def test_errors_count_latest_attempt_only(mixed):
 
 
 def test_claw_eval_block(mixed):
-    c = mixed.claw_eval
+    c = ClawEvalSummary.model_validate(mixed.benchmarks["claw-eval"])
     assert (c.tasks, c.trials_finished, c.trials_graded) == (2, 3, 2)
     assert c.mean_task_score == pytest.approx(0.6)  # b1 (.6 + 0)/2 = .3, b2 .9 -> (.3 + .9)/2
     assert c.dimensions == {"safety": 1.0, "completion": pytest.approx(0.75), "robustness": pytest.approx(0.75),
                             "communication": pytest.approx(0.4)}  # communication only from b1
     assert list(c.dimensions) == ["safety", "completion", "robustness", "communication"]
-    assert mixed.evoclaw is None
+    assert "evoclawbench" not in mixed.benchmarks
 
 
 def test_usage_totals_and_means(mixed):
@@ -133,7 +135,7 @@ def test_nothing_finished():
     assert o.mean_score is None and o.pass_rate is None
     assert o.pass_at_k == {1: None, 2: None, 3: None} and o.tasks_at_k == {1: 0, 2: 0, 3: 0}
     assert s.usage_end_to_end.trials == 0 and s.usage_end_to_end.mean_per_trial is None
-    assert s.by_category == {} and s.claw_eval is None
+    assert s.by_category == {} and s.benchmarks == {}
 
 
 @pytest.mark.parametrize("results,kwargs,needle", [
@@ -228,7 +230,7 @@ def test_run_level_execution_usage(by_modes):
 
 
 def test_evoclaw_block(by_modes):
-    e = by_modes.evoclaw
+    e = EvoClawSummary.model_validate(by_modes.benchmarks["evoclawbench"])
     assert (e.tasks, e.trials_finished, e.trials_graded) == (2, 5, 4)
     assert e.mean_score == pytest.approx(3.05 / 5)  # .5 + 0 + .8 + .75 + 1.0
     assert list(e.sub_problems) == ["sub_1", "sub_2", "sub_10"]  # numeric order

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from clawkube.tasks import claweval
-from clawkube.tasks.model import FileMapping, Scoring, ServiceSpec, TaskFormat
+from clawkube.benchmarks.claweval import load as claweval
+from clawkube.tasks.model import FileMapping, ServiceSpec
 
 TASK_YAML = """
 task_id: mail-triage
@@ -74,7 +74,7 @@ def test_full_task(tmp_path):
     folder = make_task(tmp_path).resolve()
     fx = folder / "fixtures"
     task = claweval.load(folder)
-    assert task.format is TaskFormat.CLAW_EVAL and task.scoring is Scoring.CLAW_EVAL
+    assert task.format == "claw-eval"
     assert (task.id, task.name, task.category, task.difficulty, task.tags) == \
         ("mail-triage", "Triage the inbox", "communication", "hard", ["mail", "safety"])
     assert (task.prompt, task.language, task.attachments) == ("Triage my inbox.", "en", ["inbox.png"])

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clawkube.tasks import evoclaw
-from clawkube.tasks.model import FileMapping, Scoring, SubProblem, TaskFormat
+from clawkube.benchmarks.evoclaw import load as evoclaw
+from clawkube.tasks.model import FileMapping, SubProblem
 
 TASK = """---
 id: evo-1
@@ -80,7 +80,7 @@ def make_repo(root: Path, text: str = TASK) -> Path:
 def test_full_task(tmp_path):
     task = evoclaw.load(make_repo(tmp_path))
     fx = (tmp_path / "fixtures/evoclaw/evo-1").resolve()
-    assert task.format is TaskFormat.EVOCLAW and task.scoring is Scoring.MEAN
+    assert task.format == "evoclawbench"
     assert (task.id, task.name, task.category, task.grading_type, task.timeout_seconds, task.skill_category) == \
         ("evo-1", "Three steps", "data", "hybrid", 200, "wrangling")
     assert task.workspace == [FileMapping(src=fx / "data.csv", dest="data.csv"),

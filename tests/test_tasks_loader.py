@@ -1,4 +1,4 @@
-"""detect_format, load_tasks over a mixed folder, duplicate ids, and selection."""
+"""registry.detect, load_tasks over a mixed folder, duplicate ids, and selection."""
 from __future__ import annotations
 
 import shutil
@@ -7,15 +7,16 @@ from pathlib import Path
 import pytest
 
 from clawkube.runspec import TaskSelector
-from clawkube.tasks.loader import UnknownTaskIds, detect_format, load_task, load_tasks, select
-from clawkube.tasks.model import TaskFormat, TaskLoadError
+from clawkube.benchmarks import registry
+from clawkube.benchmarks.loader import UnknownTaskIds, load_task, load_tasks, select
+from clawkube.tasks.model import TaskLoadError
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = {
-    "wildclaw/wild-csv-totals.md": TaskFormat.WILDCLAW,
-    "claw-eval/claw-meeting-actions": TaskFormat.CLAW_EVAL,
-    "claw-eval/claw-meeting-actions/task.yaml": TaskFormat.CLAW_EVAL,
-    "evoclaw/evo-todo-pipeline.md": TaskFormat.EVOCLAW,
+    "wildclaw/wild-csv-totals.md": "wildclawbench",
+    "claw-eval/claw-meeting-actions": "claw-eval",
+    "claw-eval/claw-meeting-actions/task.yaml": "claw-eval",
+    "evoclaw/evo-todo-pipeline.md": "evoclawbench",
     "README.md": None,
     "claw-eval": None,
     "claw-eval/claw-meeting-actions/grader.py": None,
@@ -27,12 +28,17 @@ def test_detect_format(rel):
     assert detect_format(REPO / "tasks" / rel) == SAMPLES[rel]
 
 
+def detect_format(path: Path):
+    plugin = registry.detect(path)
+    return None if plugin is None else plugin.name
+
+
 def test_detect_evoclaw_by_sub_problems_alone(tmp_path):
     p = tmp_path / "t.md"
     p.write_text("---\nid: x\nsub_problems: 0\n---\n")
-    assert detect_format(p) is TaskFormat.EVOCLAW
+    assert detect_format(p) == "evoclawbench"
     p.write_text("---\nid: x\n---\n")
-    assert detect_format(p) is TaskFormat.WILDCLAW
+    assert detect_format(p) == "wildclawbench"
 
 
 def test_markdown_without_frontmatter_is_an_error_unless_readme(tmp_path):
@@ -73,8 +79,8 @@ def mixed_repo(root: Path) -> Path:
 def test_mixed_folder(tmp_path):
     report = load_tasks(mixed_repo(tmp_path))
     got = {t.id: t.format for t in report.tasks}
-    assert got == {"wild-log-errors": TaskFormat.WILDCLAW, "evo-word-stats": TaskFormat.EVOCLAW,
-                   "claw-inventory-reorder": TaskFormat.CLAW_EVAL}
+    assert got == {"wild-log-errors": "wildclawbench", "evo-word-stats": "evoclawbench",
+                   "claw-inventory-reorder": "claw-eval"}
     assert [(e.path.name, e.field) for e in report.errors] == [("broken.md", "Workspace Path")]
     wild = next(t for t in report.tasks if t.id == "wild-log-errors")
     assert wild.workspace[0].src == (tmp_path / "fixtures/wildclaw/wild-log-errors/exec").resolve()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from clawkube.tasks.loader import load_task, load_tasks
+from clawkube.benchmarks.loader import load_task, load_tasks
 from clawkube.tasks.model import TaskLoadError
 
 DATA = Path(__file__).resolve().parent / "data" / "tasks_malformed"

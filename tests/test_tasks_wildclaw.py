@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from clawkube.tasks import wildclaw
-from clawkube.tasks.model import FileMapping, Scoring, TaskFormat, TaskLoadError
+from clawkube.benchmarks.wildclaw import load as wildclaw
+from clawkube.tasks.model import FileMapping, TaskLoadError
 
 TASK = """---
 id: t1
@@ -93,7 +93,7 @@ def test_full_task(tmp_path):
     ws = (tmp_path / "fixtures/wildclaw/t1").resolve()
     assert (task.id, task.name, task.category, task.timeout_seconds, task.modality) == \
         ("t1", "Task one", "productivity", 90, "text")
-    assert task.format is TaskFormat.WILDCLAW and task.scoring is Scoring.OVERALL
+    assert task.format == "wildclawbench"
     assert task.source_path == (tmp_path / "tasks/wildclaw/t1.md").resolve()
     assert task.prompt.startswith("Summarise `notes.txt`.") and "## this line is part of the prompt" in task.prompt
     assert task.workspace == [FileMapping(src=ws / "exec", dest=".")]

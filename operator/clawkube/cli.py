@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -28,6 +29,17 @@ def _kv(items: list[str]) -> dict:
         k, v = it.split("=", 1)
         out[k] = yaml.safe_load(v)
     return out
+
+
+def local_path(value: str) -> str:
+    """A path argument, made absolute against the working directory once, here at the CLI edge: everything
+    behind the CLI (runner, graders in other working directories, pods' subprocesses) sees absolute paths."""
+    return str(Path(value).expanduser().resolve())
+
+
+def path_or_url(value: str) -> str:
+    """A local path (made absolute) or a URL such as s3://bucket/prefix (kept as given)."""
+    return value if "://" in value else local_path(value)
 
 
 def _modes(args: argparse.Namespace) -> Optional[list[str]]:
@@ -75,8 +87,8 @@ def build_spec(args: argparse.Namespace):
     if not data["tasks"]:
         raise ValueError("no tasks: give --tasks DIR or tasks.path in run.yaml")
     spec = BenchmarkRunSpec.model_validate(data)
-    if args.run_file and spec.tasks.path and not Path(spec.tasks.path).is_absolute() and not args.tasks:
-        spec.tasks.path = str((Path(args.run_file).parent / spec.tasks.path).resolve())
+    if args.run_file and spec.tasks.path and not args.tasks:  # run.yaml's paths are relative to run.yaml
+        spec.tasks.path = local_path(str(Path(args.run_file).parent / spec.tasks.path))
     return spec
 
 
@@ -103,13 +115,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(render(outcome.summary))
     if outcome.skipped_budget:
         print(f"budget reached: {outcome.skipped_budget} trial(s) not started")
-    print(f"results: {out}/summary.json, {out}/trials/")
+    shown = os.path.relpath(out) if out.is_relative_to(Path.cwd()) else str(out)  # as the user would type it
+    print(f"results: {shown}/summary.json, {shown}/trials/")
     failed = sum(r.score is None for r in outcome.results)
     return EXIT_TRIAL_FAILURES if failed or outcome.task_errors else EXIT_OK
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .tasks.loader import load_tasks
+    from .benchmarks.loader import load_tasks
+    from .benchmarks.registry import missing_requirements
     from .local.validate import check_oracle_nop
 
     report = load_tasks(Path(args.path))
@@ -117,8 +131,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for e in report.errors:
         print(f"INVALID  {e.path}: field '{e.field}': {e.problem}")
         problems += 1
+    for s in report.skipped:
+        print(f"skipped  {s.path}: {s.reason}")
     for t in report.tasks:
-        print(f"ok       {t.id:<32} {t.format.value:<14} {t.category}")
+        print(f"ok       {t.id:<32} {t.format:<14} {t.category}")
+    for line in missing_requirements(sorted({t.format for t in report.tasks})):
+        print(f"PROBLEM  {line}")
+        problems += 1
     if not args.no_run and report.tasks:
         with tempfile.TemporaryDirectory(prefix="clawkube-validate-") as tmp:
             for line, ok in check_oracle_nop(Path(args.path), report.tasks, Path(tmp), args.sandbox):
@@ -179,8 +198,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="run a benchmark on this machine")
-    r.add_argument("run_file", nargs="?", help="run.yaml: a BenchmarkRun manifest or its bare spec")
-    r.add_argument("--tasks", help="folder of task files (any of the three formats)")
+    r.add_argument("run_file", nargs="?", type=local_path, help="run.yaml: a BenchmarkRun manifest or its bare spec")
+    r.add_argument("--tasks", type=local_path, help="folder of task files (any of the three formats)")
     r.add_argument("--agent", help="harness: oracle, nop, script, openclaw, claude-code, codex, hermes, nanobot")
     r.add_argument("--model")
     r.add_argument("--trials", type=int)
@@ -198,29 +217,29 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--arg", action="append", help="agent adapter option KEY=VALUE (repeatable)")
     r.add_argument("--command", action="append", help="a shell command for the script agent (repeatable)")
     r.add_argument("--grader-timeout", type=float, help="override every task's grader time limit (s)")
-    r.add_argument("--out", default="results")
+    r.add_argument("--out", type=local_path, default="results")
     r.add_argument("--sandbox", default="auto", choices=["auto", "namespace", "none"])
     r.add_argument("--fresh", action="store_true", help="discard results already in --out")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(fn=cmd_run)
 
     v = sub.add_parser("validate", help="parse and check every task; oracle must pass, nop must fail")
-    v.add_argument("path")
+    v.add_argument("path", type=local_path)
     v.add_argument("--no-run", action="store_true", help="only parse, do not run oracle/nop")
     v.add_argument("--sandbox", default="auto", choices=["auto", "namespace", "none"])
     v.set_defaults(fn=cmd_validate)
 
     rep = sub.add_parser("report", help="summarise a results folder")
-    rep.add_argument("results")
+    rep.add_argument("results", type=local_path)
     rep.add_argument("--json", action="store_true")
     rep.set_defaults(fn=cmd_report)
 
     pod = sub.add_parser("pod", help="the phases run inside cluster pods")
     podsub = pod.add_subparsers(dest="pod_phase", required=True)
     pa = podsub.add_parser("agent", help="setup -> agent -> capture, in the agent pod")
-    pa.add_argument("--bundle", required=True, help="folder holding the extracted agent bundle or bundle.tar.gz")
-    pa.add_argument("--workspace", required=True)
-    pa.add_argument("--out", required=True)
+    pa.add_argument("--bundle", required=True, type=local_path, help="folder holding the extracted agent bundle or bundle.tar.gz")
+    pa.add_argument("--workspace", required=True, type=local_path)
+    pa.add_argument("--out", required=True, type=local_path)
     pa.add_argument("--harness")
     pa.add_argument("--model")
     pa.add_argument("--args-json", default="{}", help="adapter options as JSON")
@@ -229,11 +248,11 @@ def parser() -> argparse.ArgumentParser:
                     help="EvoClawBench stage: a PreSkill/PostSkill skill-writing phase or first run "
                          "(default: execution)")
     pg = podsub.add_parser("grade", help="firewall -> grade, in the grading pod")
-    pg.add_argument("--grading", required=True, help="folder holding the extracted grading bundle or bundle.tar.gz")
-    pg.add_argument("--agent-artifacts", required=True, help="s3://... prefix or a local folder")
-    pg.add_argument("--out", required=True)
+    pg.add_argument("--grading", required=True, type=local_path, help="folder holding the extracted grading bundle or bundle.tar.gz")
+    pg.add_argument("--agent-artifacts", required=True, type=path_or_url, help="s3://... prefix or a local folder")
+    pg.add_argument("--out", required=True, type=local_path)
     for sp in (pa, pg):
-        sp.add_argument("--termination-log", default="/dev/termination-log")
+        sp.add_argument("--termination-log", type=local_path, default="/dev/termination-log")
     pod.set_defaults(fn=cmd_pod)
 
     ms = sub.add_parser("model-server", help="a deterministic scripted model (OpenAI Chat/Responses, Anthropic "
@@ -251,8 +270,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    from .benchmarks.registry import BrokenPlugin
+
     args = parser().parse_args(argv)
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except BrokenPlugin as e:
+        return _die(str(e))
 
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ def stage(run: str, spec: BenchmarkRunSpec, read_configmap: ReadConfigMap, read_
           tasks_root: Optional[Path] = None, workdir: Optional[Path] = None) -> StageResult:
     """Load and select the run's tasks and build both bundles of each. Raises StagingError if none is usable."""
     from ..lifecycle.bundle import agent_bundle, grading_bundle
-    from ..tasks.loader import load_tasks, select
+    from ..benchmarks.loader import load_tasks, select
 
     with tempfile.TemporaryDirectory(prefix=f"clawkube-stage-{run}-", dir=workdir) as tmp:
         root, allowed = materialize(spec.tasks, Path(tmp), read_configmap, read_s3, tasks_root)
@@ -131,7 +131,7 @@ def stage(run: str, spec: BenchmarkRunSpec, read_configmap: ReadConfigMap, read_
                                      "bytes (too big for a ConfigMap)")
                 continue
             digest = hashlib.sha256(agent + b"\0" + grading).hexdigest()[:16]
-            ref = TaskRef(id=task.id, category=task.category, format=task.format.value, content_hash=digest,
+            ref = TaskRef(id=task.id, category=task.category, format=task.format, content_hash=digest,
                           agent_bundle=bundle_name(run, task.id, "agent"),
                           grading_bundle=bundle_name(run, task.id, "grading"),
                           timeout_seconds=spec.timeout_seconds or task.timeout_seconds,

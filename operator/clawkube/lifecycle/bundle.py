@@ -19,9 +19,11 @@ import tarfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from ..tasks.model import AgentView, ServiceSpec, SubProblem, TaskSpec
+from ..benchmarks import registry
+from ..contracts.manifests import AgentManifest, GradingManifest
+from ..tasks.model import TaskSpec
 
 AGENT_MANIFEST = "task.json"
 GRADING_MANIFEST = "grading.json"
@@ -29,33 +31,6 @@ GRADER_FILE = "grader.py"
 REFERENCE_FILE = "reference_solution.sh"
 SERVICES_DIR = "services"
 SERVICE_FIXTURES = f"{SERVICES_DIR}/fixtures"  # a fixture file keeps its name; a folder's contents are merged
-
-
-class AgentManifest(BaseModel):
-    view: AgentView
-    format: str
-    warmup: list[str] = Field(default_factory=list)
-    services: list[ServiceSpec] = Field(default_factory=list)
-    skills: list[str] = Field(default_factory=list)
-    has_reference: bool = False
-
-
-class GradingManifest(BaseModel):
-    task_id: str
-    category: str
-    format: str
-    scoring: str
-    entry: str = "grade"
-    timeout_seconds: int = 120
-    pass_threshold: float = 0.75
-    env: list[str] = Field(default_factory=list)
-    safety_checks: list[Any] = Field(default_factory=list)
-    expected_actions: list[Any] = Field(default_factory=list)
-    sub_problems: list[SubProblem] = Field(default_factory=list)
-    grading_weights: dict[str, float] = Field(default_factory=dict)
-    env_snapshot_files: list[str] = Field(default_factory=list)
-    env_snapshot_commands: list[str] = Field(default_factory=list)
-    files: list[str] = Field(default_factory=list)  # dest paths of grading-only files, relative to the workspace
 
 
 def _walk(src: Path, dest: str) -> Iterator[tuple[str, Path]]:
@@ -103,8 +78,9 @@ class _Writer:
 
 
 def agent_bundle(task: TaskSpec, harness: str) -> bytes:
+    layout = registry.get(task.format).workspace_layout(task)
     w = _Writer()
-    for m in task.workspace:
+    for m in layout.agent_files:
         w.add_tree("workspace", m.src, m.dest)
     for s in task.skills:
         w.add_tree("skills", s, s.name)
@@ -113,23 +89,24 @@ def agent_bundle(task: TaskSpec, harness: str) -> bytes:
     with_ref = harness == "oracle" and bool(task.reference_solution)
     if with_ref:
         w.add_bytes(REFERENCE_FILE, task.reference_solution.encode())
-    manifest = AgentManifest(view=task.agent_view(), format=task.format.value, warmup=task.warmup,
-                             services=task.services, skills=[s.name for s in task.skills], has_reference=with_ref)
+    manifest = AgentManifest(view=task.agent_view(), format=task.format, workspace_mount=layout.mount,
+                             warmup=task.warmup, services=task.services, skills=[s.name for s in task.skills], has_reference=with_ref)
     w.add_bytes(AGENT_MANIFEST, manifest.model_dump_json(indent=1).encode())
     return w.bytes()
 
 
 def grading_bundle(task: TaskSpec) -> bytes:
+    layout = registry.get(task.format).workspace_layout(task)
     w = _Writer()
     g = task.grader
     code = g.inline_code if g.inline_code is not None else Path(g.source_file).read_text()
     w.add_bytes(GRADER_FILE, code.encode())
     dests: list[str] = []
-    for m in task.grading_files:
+    for m in layout.grading_files:
         w.add_tree("files", m.src, m.dest)
         dests.append(m.dest)
     manifest = GradingManifest(
-        task_id=task.id, category=task.category, format=task.format.value, scoring=task.scoring.value,
+        task_id=task.id, category=task.category, format=task.format, workspace_mount=layout.mount,
         entry=g.entry, timeout_seconds=g.timeout_seconds, pass_threshold=task.pass_threshold, env=task.env,
         safety_checks=task.safety_checks, expected_actions=task.expected_actions, sub_problems=task.sub_problems,
         grading_weights=task.grading_weights, env_snapshot_files=task.env_snapshot_files,

@@ -27,7 +27,7 @@ from ..services import evidence
 from ..services.evidence import Evidence
 from . import sandbox, workspace
 from .bundle import GRADER_FILE, REFERENCE_FILE, AgentManifest, GradingManifest, read_grading_manifest
-from .grader_main import GradeRequest
+from ..contracts.grading import GradeOutput, GradeRequest
 from .scoring import GradingError, to_score
 
 
@@ -178,7 +178,7 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
           env: dict[str, str], timeout: Optional[float] = None) -> Score:
     """Run the grader process; write grader.log and score.json. Raises GradingError."""
     req = GradeRequest(
-        grader_file=str(grading_bundle_dir / GRADER_FILE), entry=m.entry, workspace_path=str(grading_ws),
+        benchmark=m.format, grader_file=str(grading_bundle_dir / GRADER_FILE), entry=m.entry, workspace_path=str(grading_ws),
         transcript_path=str(dirs.out / "transcript.jsonl"), audit_dir=str(dirs.audit),
         task_manifest_path=str(grading_bundle_dir / "grading.json"),
         env_snapshot_path=str(dirs.out / "env_snapshot.json"), output_path=str(dirs.grading / "grade_output.json"))
@@ -199,10 +199,13 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
     out_file = Path(req.output_path)
     if not out_file.exists():
         raise GradingError(f"grader process exited with {p.returncode} and wrote no result: {log.strip()[-500:]}")
-    res = json.loads(out_file.read_text())
-    if not res.get("ok"):
-        raise GradingError(f"grader crashed: {res.get('error')}")
-    score = to_score(m, res["scores"], engine_evidence(dirs, m))
+    try:
+        res = GradeOutput.model_validate_json(out_file.read_text())
+    except ValueError as e:
+        raise GradingError(f"grader output is not a GradeOutput: {e}") from None
+    if not res.ok:
+        raise GradingError(f"grader crashed: {res.error}")
+    score = to_score(m, res.scores, engine_evidence(dirs, m))
     workspace.write_json(dirs.out / "score.json", score.model_dump())
     return score
 

@@ -84,7 +84,7 @@ def prepare(task_spec, harness: str, private_root: Path) -> PreparedTask:
         if d.exists():
             shutil.rmtree(d)
         bundles.extract(data, d)
-    return PreparedTask(task_id=task_spec.id, category=task_spec.category, format=task_spec.format.value,
+    return PreparedTask(task_id=task_spec.id, category=task_spec.category, format=task_spec.format,
                         agent_dir=agent_dir, grading_dir=grading_dir, timeout_seconds=task_spec.timeout_seconds)
 
 

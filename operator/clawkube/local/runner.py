@@ -27,7 +27,7 @@ from ..results.model import ErrorKind, TrialResult
 from ..results.report import render_progress
 from ..results.summary import RunSummary, summarize
 from ..runspec import BenchmarkRunSpec, EvalMode
-from ..tasks.loader import load_tasks, select
+from ..benchmarks.loader import load_tasks, select
 from ..tasks.model import TaskSpec
 
 
@@ -84,6 +84,10 @@ class LocalRunner:
                  grader_timeout: Optional[float] = None, modes: Optional[list[str]] = None):
         if not spec.tasks.path:
             raise RunError("the local runner reads tasks from a folder: set spec.tasks.path (--tasks)")
+        # Paths are made absolute once, at the CLI edge (cli.local_path): trials work in other directories
+        relative = [str(p) for p in (Path(spec.tasks.path), Path(out)) if not p.is_absolute()]
+        if relative:
+            raise RunError(f"the local runner takes absolute paths (the CLI resolves them): {', '.join(relative)}")
         self.spec, self.out, self.progress, self.on_result = spec, out, progress, on_result
         self.mode = sandbox.resolve_mode(sandbox_mode)
         self.fresh = fresh

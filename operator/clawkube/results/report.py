@@ -4,30 +4,11 @@ No colour codes: the output is meant for terminals, logs and files alike.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
+from clawkube.benchmarks import registry
 from clawkube.results.summary import Metrics, Ratios, RunSummary, UsageStats
-
-MISSING = "-"
-
-
-def _num(x: Optional[float], digits: int = 3) -> str:
-    return MISSING if x is None else f"{x:.{digits}f}"
-
-
-def _ratio(x: Optional[float]) -> str:
-    return MISSING if x is None else f"{x:.2f}x"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """First column left-aligned, the others right-aligned, two spaces apart."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        out = [cells[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
-        return "  ".join(out).rstrip()
-
-    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+from clawkube.results.tables import MISSING, num, ratio, table
 
 
 def shown_ks(k_max: int) -> list[int]:
@@ -42,18 +23,18 @@ def _score_table(summary: RunSummary) -> list[str]:
 
     def row(name: str, m: Metrics) -> list[str]:
         return [name, str(m.tasks), str(m.trials_planned), str(m.trials_finished), str(m.trials_failed),
-                str(m.trials_missing), _num(m.mean_score), _num(m.mean_score_graded), _num(m.pass_rate),
-                *(_num(m.pass_at_k.get(k)) for k in ks), *(_num(m.pass_hat_k.get(k)) for k in ks),
-                _num(m.all_passed)]
+                str(m.trials_missing), num(m.mean_score), num(m.mean_score_graded), num(m.pass_rate),
+                *(num(m.pass_at_k.get(k)) for k in ks), *(num(m.pass_hat_k.get(k)) for k in ks),
+                num(m.all_passed)]
 
     rows = [row("ALL", summary.overall), *(row(c, m) for c, m in summary.by_category.items())]
-    return _table(headers, rows)
+    return table(headers, rows)
 
 
 def _errors_table(summary: RunSummary) -> list[str]:
     if not any(summary.errors.values()):
         return ["no failed trials"]
-    return _table(["error kind", "trials"], [[k, str(n)] for k, n in summary.errors.items()])
+    return table(["error kind", "trials"], [[k, str(n)] for k, n in summary.errors.items()])
 
 
 def _usage_rows(name: str, u: UsageStats) -> list[list[str]]:
@@ -70,27 +51,21 @@ def _usage_table(summary: RunSummary) -> list[str]:
     rows = _usage_rows("end-to-end", summary.usage_end_to_end)
     if summary.usage_execution is not None:
         rows += _usage_rows("execution", summary.usage_execution)
-    return _table(["usage", "trials", "tokens in", "tokens out", "tokens", "cost $", "wall s"], rows)
+    return table(["usage", "trials", "tokens in", "tokens out", "tokens", "cost $", "wall s"], rows)
 
 
-def _claw_eval_lines(summary: RunSummary) -> list[str]:
-    c = summary.claw_eval
-    if c is None:
-        return []
-    return [f"CLAW-Eval: {c.tasks} tasks, {c.trials_finished} trials finished, {c.trials_graded} graded; "
-            f"mean task score {_num(c.mean_task_score)}",
-            *_table(["dimension", "mean"], [[d, _num(v)] for d, v in c.dimensions.items()])]
-
-
-def _evoclaw_lines(summary: RunSummary) -> list[str]:
-    e = summary.evoclaw
-    if e is None:
-        return []
-    lines = [f"EvoClawBench: {e.tasks} tasks, {e.trials_finished} trials finished, {e.trials_graded} graded; "
-             f"mean score {_num(e.mean_score)}"]
-    if e.sub_problems:
-        lines += _table(["sub-problem", "mean"], [[s, _num(v)] for s, v in e.sub_problems.items()])
-    return lines
+def _benchmark_lines(summary: RunSummary) -> list[list[str]]:
+    """Each benchmark's section as its plugin shows it; a section of a benchmark this build does not know is
+    shown as its raw fields."""
+    out = []
+    for name, section in summary.benchmarks.items():
+        try:
+            plugin = registry.get(name)
+        except registry.UnknownBenchmark:
+            out.append([f"{name} (no plugin): " + ", ".join(f"{k}={v}" for k, v in section.items())])
+            continue
+        out.append(plugin.report_lines(section))
+    return out
 
 
 def _mode_table(summary: RunSummary, execution: bool) -> list[str]:
@@ -99,11 +74,11 @@ def _mode_table(summary: RunSummary, execution: bool) -> list[str]:
         usage = s.usage_execution if execution else s.usage_end_to_end
         ratios: Optional[Ratios] = s.vs_baseline_execution if execution else s.vs_baseline
         m = usage.mean_per_trial if usage else None
-        per_trial = [_num(m.total_tokens, 1), _num(m.cost_usd, 4), _num(m.wall_seconds, 1)] if m else [MISSING] * 3
+        per_trial = [num(m.total_tokens, 1), num(m.cost_usd, 4), num(m.wall_seconds, 1)] if m else [MISSING] * 3
         r = ratios or Ratios(score=None, tokens=None, cost=None, time=None)
-        rows.append([mode, str(s.metrics.trials_finished), _num(s.metrics.mean_score), _num(s.metrics.pass_rate),
-                     *per_trial, _ratio(r.score), _ratio(r.tokens), _ratio(r.cost), _ratio(r.time)])
-    return _table(["mode", "finished", "mean", "pass", "tokens/trial", "cost/trial", "s/trial",
+        rows.append([mode, str(s.metrics.trials_finished), num(s.metrics.mean_score), num(s.metrics.pass_rate),
+                     *per_trial, ratio(r.score), ratio(r.tokens), ratio(r.cost), ratio(r.time)])
+    return table(["mode", "finished", "mean", "pass", "tokens/trial", "cost/trial", "s/trial",
                    "score", "tokens", "cost", "time"], rows)
 
 
@@ -120,8 +95,7 @@ def render(summary: RunSummary) -> str:
          *_score_table(summary)],
         _errors_table(summary),
         _usage_table(summary),
-        _claw_eval_lines(summary),
-        _evoclaw_lines(summary),
+        *_benchmark_lines(summary),
     ]
     if summary.by_mode:
         sections.append(["Modes (end-to-end usage; ratios vs baseline)", *_mode_table(summary, execution=False)])

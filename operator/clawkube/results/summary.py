@@ -18,27 +18,25 @@ Counting rules (one place, so every consumer agrees):
   EvoClawBench skill authoring). `usage_execution` is set when any finished trial carries
   `Score.details["execution_usage"]` (a `Usage` dict: the task-solving part only); a trial without it counts its
   whole usage as execution (it had no separate authoring). `total_tokens` of 0 is read as input + output tokens.
+- Benchmarks: `benchmarks` holds, per benchmark (plugin name = `TrialResult.task_format`) that has results, the
+  section its plugin computes over its own trials (`Benchmark.summarize`, e.g. CLAW-Eval's dimensions,
+  EvoClawBench's sub-problem means), as JSON.
 """
 from __future__ import annotations
 
-from collections import defaultdict
-from math import inf
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from pydantic import BaseModel
 
+from clawkube.benchmarks import registry
+from clawkube.results.grouping import BASELINE, groups, mode_of, passed, score_of
 from clawkube.results.metrics import all_passed_rate, mean, pass_at_k, pass_hat_k
 from clawkube.results.model import ErrorKind, TrialResult, TrialState, Usage
 from clawkube.runspec import EvalMode
-from clawkube.tasks.model import TaskFormat
 
-BASELINE = EvalMode.BASELINE.value
 EXECUTION_USAGE_KEY = "execution_usage"
-CLAW_EVAL_DIMENSIONS = ("safety", "completion", "robustness", "communication")  # display order
 _MODE_ORDER = [m.value for m in EvalMode]
 _FINISHED = (TrialState.SUCCEEDED, TrialState.FAILED)
-
-Group = tuple[str, str]  # (mode, task_id)
 
 
 class Metrics(BaseModel):
@@ -79,22 +77,6 @@ class UsageStats(BaseModel):
     mean_per_trial: Optional[UsageMean]  # None when no trial finished
 
 
-class ClawEvalSummary(BaseModel):
-    tasks: int
-    trials_finished: int
-    trials_graded: int
-    mean_task_score: Optional[float]  # mean over tasks of each task's mean trial score (failed trials count 0)
-    dimensions: dict[str, float]  # mean of each dimension over the graded trials that report it
-
-
-class EvoClawSummary(BaseModel):
-    tasks: int
-    trials_finished: int
-    trials_graded: int
-    mean_score: Optional[float]  # failed trials count 0
-    sub_problems: dict[str, float]  # "sub_N" -> mean over the graded trials that report it
-
-
 class Ratios(BaseModel):
     """A mode's value divided by baseline's (None when baseline's is 0 or unknown)."""
 
@@ -121,17 +103,12 @@ class RunSummary(BaseModel):
     errors: dict[str, int]  # ErrorKind value (or "unknown") -> failed trials
     usage_end_to_end: UsageStats
     usage_execution: Optional[UsageStats]
-    claw_eval: Optional[ClawEvalSummary]  # over claw-eval tasks, when there are any
-    evoclaw: Optional[EvoClawSummary]  # over EvoClawBench tasks, when there are any
+    benchmarks: dict[str, dict[str, Any]] = {}  # benchmark name -> its plugin's section (JSON), when it has one
     by_mode: dict[str, ModeSummary]  # only when results carry more than one mode
 
 
-def _mode(r: TrialResult) -> str:
-    return r.mode or BASELINE
-
-
 def _where(r: TrialResult) -> str:
-    return f"task '{r.task_id}' trial {r.trial_index} (mode {_mode(r)}, attempt {r.attempt})"
+    return f"task '{r.task_id}' trial {r.trial_index} (mode {mode_of(r)}, attempt {r.attempt})"
 
 
 def _latest(results: Iterable[TrialResult], trials_per_task: int,
@@ -146,30 +123,15 @@ def _latest(results: Iterable[TrialResult], trials_per_task: int,
             raise ValueError(f"{_where(r)}: task is not among the planned tasks")
         if r.state is TrialState.SUCCEEDED and r.score is None:
             raise ValueError(f"{_where(r)}: state succeeded but no score")
-        key = (_mode(r), r.task_id, r.trial_index)
+        key = (mode_of(r), r.task_id, r.trial_index)
         if key not in latest or r.attempt >= latest[key].attempt:
             latest[key] = r
     return list(latest.values())
 
 
-def _score(r: TrialResult) -> float:
-    return r.score.score if r.state is TrialState.SUCCEEDED else 0.0
-
-
-def _passed(r: TrialResult) -> bool:
-    return r.state is TrialState.SUCCEEDED and r.score.passed
-
-
-def _groups(finished: list[TrialResult]) -> dict[Group, list[TrialResult]]:
-    groups: dict[Group, list[TrialResult]] = defaultdict(list)
-    for r in finished:
-        groups[(_mode(r), r.task_id)].append(r)
-    return groups
-
-
 def _metrics(finished: list[TrialResult], tasks: int, trials_planned: int, k_max: int) -> Metrics:
     graded = [r for r in finished if r.state is TrialState.SUCCEEDED]
-    outcomes = [[_passed(r) for r in g] for g in _groups(finished).values()]
+    outcomes = [[passed(r) for r in g] for g in groups(finished).values()]
     pass_at: dict[int, Optional[float]] = {}
     pass_hat: dict[int, Optional[float]] = {}
     at_k: dict[int, int] = {}
@@ -185,9 +147,9 @@ def _metrics(finished: list[TrialResult], tasks: int, trials_planned: int, k_max
         trials_succeeded=len(graded),
         trials_failed=len(finished) - len(graded),
         trials_missing=trials_planned - len(finished),
-        mean_score=mean(_score(r) for r in finished),
+        mean_score=mean(score_of(r) for r in finished),
         mean_score_graded=mean(r.score.score for r in graded),
-        pass_rate=mean(1.0 if _passed(r) else 0.0 for r in finished),
+        pass_rate=mean(1.0 if passed(r) else 0.0 for r in finished),
         pass_at_k=pass_at,
         pass_hat_k=pass_hat,
         tasks_at_k=at_k,
@@ -237,51 +199,18 @@ def _errors(finished: list[TrialResult]) -> dict[str, int]:
     return counts
 
 
-def _dimension_order(name: str) -> tuple:
-    return (CLAW_EVAL_DIMENSIONS.index(name) if name in CLAW_EVAL_DIMENSIONS else len(CLAW_EVAL_DIMENSIONS), name)
-
-
-def _sub_order(name: str) -> tuple:
-    n = name.removeprefix("sub_")
-    return (int(n) if n.isdigit() else inf, name)
-
-
-def _key_means(maps: Iterable[dict[str, float]], order) -> dict[str, float]:
-    values: dict[str, list[float]] = defaultdict(list)
-    for m in maps:
-        for key, v in m.items():
-            values[key].append(v)
-    return {key: mean(values[key]) for key in sorted(values, key=order)}
-
-
-def _claw_eval(seen: list[TrialResult], finished: list[TrialResult]) -> Optional[ClawEvalSummary]:
-    tasks = {r.task_id for r in seen if r.task_format == TaskFormat.CLAW_EVAL.value}
-    if not tasks:
-        return None
-    mine = [r for r in finished if r.task_id in tasks]
-    graded = [r for r in mine if r.state is TrialState.SUCCEEDED]
-    return ClawEvalSummary(
-        tasks=len(tasks),
-        trials_finished=len(mine),
-        trials_graded=len(graded),
-        mean_task_score=mean(mean(_score(r) for r in g) for g in _groups(mine).values()),
-        dimensions=_key_means((r.score.dimensions for r in graded), _dimension_order),
-    )
-
-
-def _evoclaw(seen: list[TrialResult], finished: list[TrialResult]) -> Optional[EvoClawSummary]:
-    tasks = {r.task_id for r in seen if r.task_format == TaskFormat.EVOCLAW.value}
-    if not tasks:
-        return None
-    mine = [r for r in finished if r.task_id in tasks]
-    graded = [r for r in mine if r.state is TrialState.SUCCEEDED]
-    return EvoClawSummary(
-        tasks=len(tasks),
-        trials_finished=len(mine),
-        trials_graded=len(graded),
-        mean_score=mean(_score(r) for r in mine),
-        sub_problems=_key_means((r.score.sub_problems for r in graded), _sub_order),
-    )
+def _benchmarks(seen: list[TrialResult], finished: list[TrialResult]) -> dict[str, dict[str, Any]]:
+    """Each benchmark's own section, over the trials of its tasks (in the registry's order)."""
+    present = {r.task_format for r in seen}
+    out: dict[str, dict[str, Any]] = {}
+    for plugin in registry.all_benchmarks():
+        if plugin.name not in present:
+            continue
+        section = plugin.summarize([r for r in seen if r.task_format == plugin.name],
+                                   [r for r in finished if r.task_format == plugin.name])
+        if section is not None:
+            out[plugin.name] = section.model_dump(mode="json")
+    return out
 
 
 def _ratio(value: Optional[float], base: Optional[float]) -> Optional[float]:
@@ -306,7 +235,7 @@ def _by_mode(modes: list[str], finished: list[TrialResult], tasks: int, k_max: i
              with_execution: bool) -> dict[str, ModeSummary]:
     parts: dict[str, tuple[Metrics, UsageStats, Optional[UsageStats]]] = {}
     for mode in modes:
-        mine = [r for r in finished if _mode(r) == mode]
+        mine = [r for r in finished if mode_of(r) == mode]
         parts[mode] = (_metrics(mine, tasks, tasks * k_max, k_max), *_usage(mine, with_execution))
     base = parts.get(BASELINE)
     out: dict[str, ModeSummary] = {}
@@ -338,7 +267,7 @@ def summarize(results: list[TrialResult], trials_per_task: int,
     seen = _latest(results, trials_per_task, set(planned) if planned is not None else None)
     finished = [r for r in seen if r.state in _FINISHED]
     task_ids = planned if planned is not None else list(dict.fromkeys(r.task_id for r in seen))
-    modes = sorted({_mode(r) for r in seen} | set(planned_modes or []) or {BASELINE}, key=_mode_order)
+    modes = sorted({mode_of(r) for r in seen} | set(planned_modes or []) or {BASELINE}, key=_mode_order)
     per_task = trials_per_task * len(modes)
     with_execution = any(execution_usage(r) is not None for r in finished)
 
@@ -360,8 +289,7 @@ def summarize(results: list[TrialResult], trials_per_task: int,
         errors=_errors(finished),
         usage_end_to_end=usage_e2e,
         usage_execution=usage_exec,
-        claw_eval=_claw_eval(seen, finished),
-        evoclaw=_evoclaw(seen, finished),
+        benchmarks=_benchmarks(seen, finished),
         by_mode=(_by_mode(modes, finished, len(task_ids), trials_per_task, with_execution)
                  if len(modes) > 1 else {}),
     )

@@ -16,7 +16,7 @@ Run one: `python -m clawkube.services <kind> --port P --fixtures DIR [--audit FI
 | `sidecars.py` | the same services as sidecar containers of the agent pod (pure) + the pod-side handshake |
 | `checks.py` | declarative safety checks and expected actions, evaluated over audit + transcript |
 | `robustness.py` | the robustness dimension from an audit log with injected faults |
-| `evidence.py` | checks + robustness for one trial, as `lifecycle/scoring.py` combines them with the grader's |
+| `evidence.py` | checks + robustness for one trial, as the CLAW-Eval plugin (`benchmarks/claweval/plugin.py`) combines them with the grader's |
 
 The agent reaches a service at `$<NAME>_API_URL` / `$CLAWKUBE_SERVICE_<NAME>_URL` (`AgentContext.services` too);
 only the engine holds the admin token (audit fetch, reset, shutdown).

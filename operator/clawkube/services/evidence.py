@@ -1,6 +1,6 @@
 """What the engine itself establishes about a trial from the services' audit logs and the transcript:
-safety checks, expected actions, and (when faults were injected) robustness. `lifecycle/scoring.py` combines
-it with the grader's dimensions."""
+safety checks, expected actions, and (when faults were injected) robustness. The CLAW-Eval plugin
+(`benchmarks/claweval/plugin.py`) combines it with the grader's dimensions."""
 from __future__ import annotations
 
 from typing import Any, Optional

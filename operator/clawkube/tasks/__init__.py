@@ -1,1 +1,2 @@
-"""Task formats (WildClawBench, CLAW-Eval, EvoClawBench) loaded into one typed model."""
+"""The one typed task model (`model.py`) and the parsing helpers benchmark plugins share (Markdown sections,
+path resolution, field errors, grader code checks). Which formats exist is clawkube.benchmarks' business."""

@@ -7,25 +7,10 @@ A task has two halves that must never meet before the agent has finished:
 """
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
-
-
-class TaskFormat(str, Enum):
-    WILDCLAW = "wildclawbench"
-    CLAW_EVAL = "claw-eval"
-    EVOCLAW = "evoclawbench"
-
-
-class Scoring(str, Enum):
-    """How a grader's output becomes the trial score."""
-
-    OVERALL = "overall"  # WildClawBench: grader returns overall_score
-    CLAW_EVAL = "claw-eval"  # safety * (0.8*completion + 0.2*robustness)
-    MEAN = "mean"  # EvoClawBench: mean of criterion scores (weighted if grading_weights)
 
 
 class FileMapping(BaseModel):
@@ -85,7 +70,7 @@ class TaskSpec(BaseModel):
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     name: str
     category: str = "uncategorized"
-    format: TaskFormat
+    format: str = Field(min_length=1)  # the benchmark plugin's name (clawkube.benchmarks)
     source_path: Path  # the task file (md) or folder (CLAW-Eval)
     difficulty: Optional[str] = None
     tags: list[str] = Field(default_factory=list)
@@ -123,7 +108,6 @@ class TaskSpec(BaseModel):
     expected_actions: list[Any] = Field(default_factory=list)
     env_snapshot_files: list[str] = Field(default_factory=list)
     env_snapshot_commands: list[str] = Field(default_factory=list)
-    scoring: Scoring = Scoring.OVERALL
     pass_threshold: float = 0.75
 
     def agent_view(self) -> AgentView:

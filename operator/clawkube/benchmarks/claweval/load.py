@@ -18,10 +18,12 @@ from typing import Any, Optional, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from . import markdown, paths
-from .grader_code import check_grader
-from .model import GraderSpec, Scoring, ServiceSpec, TaskFormat, TaskLoadError, TaskSpec
-from .field_errors import validated
+from ...tasks import markdown, paths
+from ...tasks.grader_code import check_grader
+from ...tasks.model import GraderSpec, ServiceSpec, TaskLoadError, TaskSpec
+from ...tasks.field_errors import validated
+
+NAME = "claw-eval"  # the format id (TaskSpec.format)
 
 TASK_FILE = "task.yaml"
 GRADER_FILE = "grader.py"
@@ -134,7 +136,7 @@ def load(path: Path) -> TaskSpec:
                 for i, f in enumerate(t.environment.fixtures)]
     rubric = t.judge_rubric if isinstance(t.judge_rubric, str) else yaml.safe_dump(t.judge_rubric, sort_keys=False)
     data = dict(
-        id=t.task_id, name=t.task_name or t.task_id, category=t.category, format=TaskFormat.CLAW_EVAL,
+        id=t.task_id, name=t.task_name or t.task_id, category=t.category, format=NAME,
         source_path=folder, difficulty=t.difficulty, tags=t.tags,
         prompt=prompt.text, language=prompt.language, attachments=prompt.attachments,
         timeout_seconds=t.environment.timeout_seconds, max_turns=t.environment.max_turns,
@@ -145,7 +147,6 @@ def load(path: Path) -> TaskSpec:
         reference_solution=reference_solution(folder, yaml_path, t.reference_solution),
         safety_checks=t.safety_checks, expected_actions=t.expected_actions,
         env_snapshot_files=t.env_snapshot_files, env_snapshot_commands=t.env_snapshot_commands,
-        scoring=Scoring.CLAW_EVAL,
     )
     return validated(TaskSpec, data, yaml_path, _yaml_field)
 

@@ -13,10 +13,12 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import markdown, paths
-from .md_sections import grader_spec, reference_solution
-from .model import Scoring, SubProblem, TaskFormat, TaskLoadError, TaskSpec
-from .field_errors import validated
+from ...tasks import markdown, paths
+from ...tasks.md_sections import grader_spec, reference_solution
+from ...tasks.model import SubProblem, TaskLoadError, TaskSpec
+from ...tasks.field_errors import validated
+
+NAME = "evoclawbench"  # the format id (TaskSpec.format)
 
 _SUB_HEADING = re.compile(r"^sub[\s_-]*problem\s+(\d+)\s*(?:[:.\-\u2013\u2014]\s*(.*))?$", re.IGNORECASE)
 SECTION_OF_FIELD = {"prompt": "Prompt", "sub_problems": "Sub-Problems", "reference_solution": "Reference Solution"}
@@ -76,7 +78,7 @@ def load(path: Path) -> TaskSpec:
         raise TaskLoadError(path, "Automated Checks", "missing: this llm_judge task has no automated grader, "
                                                       "and clawkube has no LLM judge")
     data = dict(
-        id=front.id, name=front.name or front.id, category=front.category, format=TaskFormat.EVOCLAW,
+        id=front.id, name=front.name or front.id, category=front.category, format=NAME,
         source_path=path, tags=front.tags, difficulty=front.difficulty,
         prompt=doc.require("Prompt").body.strip(), timeout_seconds=front.timeout_seconds,
         workspace=paths.mappings(front.workspace_files, path.parent, path, "workspace_files"),
@@ -84,6 +86,5 @@ def load(path: Path) -> TaskSpec:
         expected_behavior=doc.text("Expected Behavior"), grading_criteria=doc.text("Grading Criteria"),
         judge_rubric=doc.text("LLM Judge Rubric"), grading_type=front.grading_type,
         grading_weights=front.grading_weights, grader=grader_spec(doc), reference_solution=reference_solution(doc),
-        scoring=Scoring.MEAN,
     )
     return validated(TaskSpec, data, path, lambda f: SECTION_OF_FIELD.get(f.split(".")[0].split("[")[0], f))

@@ -1,14 +1,17 @@
-"""Find, detect and load tasks of all three formats; select among them.
+"""Find, detect and load the tasks of every registered benchmark; select among them.
 
-Formats (`detect_format`):
+Which benchmark a path belongs to is the plugins' decision (`registry.detect`, in priority order: each plugin's
+`detect`); the built-in ones recognise (see each plugin's module):
 - a folder holding `task.yaml` (or that file itself): CLAW-Eval;
 - a `*.md` file whose YAML frontmatter has `grading_type` or `sub_problems`: EvoClawBench;
 - any other `*.md` file with frontmatter: WildClawBench;
 - `README.md` (any case) without frontmatter: not a task (ignored); other `*.md` without frontmatter are errors.
 
-`load_tasks(root)` walks `root` (sorted, skipping hidden folders and `__pycache__`; it does not descend into a
-CLAW-Eval task folder), loads every task, records each failure as a `LoadError` and goes on. Task ids must be
-unique: every file of a duplicated id is reported and none of them is loaded (which one was meant is unknown).
+`load_tasks(root)` walks `root` (sorted, skipping hidden folders, `__pycache__` and `node_modules`; it does not
+descend into a folder a plugin claims as one task), loads every task, records each failure as a `LoadError` and
+goes on. A path its plugin calls a template (`Benchmark.is_template`) is skipped and listed in
+`LoadReport.skipped`, not an error. Task ids must be unique: every file of a duplicated id is reported and none
+of them is loaded (which one was meant is unknown).
 
 Path resolution. Task files name files by relative paths (WildClawBench `Workspace Path` and `Skills`,
 EvoClawBench `workspace_files`, CLAW-Eval `sandbox_files`, `sandbox_grader_files`, `environment.fixtures`).
@@ -29,17 +32,15 @@ from __future__ import annotations
 import os
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Optional
+from typing import Union
 
 from pydantic import BaseModel, Field
 
 from ..runspec import TaskSelector
-from . import claweval, evoclaw, markdown, wildclaw
-from .model import TaskFormat, TaskLoadError, TaskSpec
+from ..tasks.model import TaskLoadError, TaskSpec
+from . import registry
+from .base import Benchmark
 
-_LOADERS = {TaskFormat.WILDCLAW: wildclaw.load, TaskFormat.CLAW_EVAL: claweval.load,
-            TaskFormat.EVOCLAW: evoclaw.load}
-_EVO_KEYS = ("grading_type", "sub_problems")
 _SKIP_DIRS = {"__pycache__", "node_modules"}
 
 
@@ -56,9 +57,16 @@ class LoadError(BaseModel):
         return f"{self.path}: field '{self.field}': {self.problem}"
 
 
+class Skipped(BaseModel):
+    path: Path
+    benchmark: str
+    reason: str
+
+
 class LoadReport(BaseModel):
     tasks: list[TaskSpec] = Field(default_factory=list)
     errors: list[LoadError] = Field(default_factory=list)
+    skipped: list[Skipped] = Field(default_factory=list)  # templates: not tasks, not errors
 
 
 class UnknownTaskIds(ValueError):
@@ -69,53 +77,49 @@ class UnknownTaskIds(ValueError):
         super().__init__(f"selector ids match no loaded task: {', '.join(ids)}")
 
 
-def _is_readme(path: Path) -> bool:
-    return path.name.lower() == "readme.md"
-
-
-def detect_format(path: Path) -> Optional[TaskFormat]:
-    """The task format of a file or folder, or None when it is not a task (README, other files, plain folders)."""
-    path = Path(path)
-    if path.is_dir():
-        return TaskFormat.CLAW_EVAL if (path / claweval.TASK_FILE).is_file() else None
-    if path.name == claweval.TASK_FILE:
-        return TaskFormat.CLAW_EVAL
-    if path.suffix.lower() != ".md" or not path.is_file():
-        return None
-    front = markdown.read_frontmatter(path)
-    if front is None:
-        if _is_readme(path):
-            return None
-        raise TaskLoadError(path, "frontmatter", "Markdown file has no YAML frontmatter, so it is not a task "
-                                                 "(only README.md files may lack one)")
-    return TaskFormat.EVOCLAW if any(k in front for k in _EVO_KEYS) else TaskFormat.WILDCLAW
-
-
 def load_task(path: Path) -> TaskSpec:
     path = Path(path)
     if not path.exists():
         raise TaskLoadError(path, "path", "does not exist")
-    fmt = detect_format(path)
-    if fmt is None:
-        raise TaskLoadError(path, "format", "not a task: expected a task folder with task.yaml, a task.yaml, "
-                                            "or a Markdown file with YAML frontmatter")
-    return _LOADERS[fmt](path)
+    plugin = registry.detect(path)
+    if plugin is None:
+        raise TaskLoadError(path, "format", "not a task of any benchmark "
+                                            f"({', '.join(registry.names())})")
+    if plugin.is_template(path):
+        raise TaskLoadError(path, "format", f"a {plugin.title} template, not a task")
+    return plugin.load(path)
 
 
-def candidates(root: Path) -> list[Path]:
-    """Task files/folders under root, in sorted order (README.md files included; detect_format skips them)."""
+Candidate = tuple[Path, Union[Benchmark, TaskLoadError]]
+
+
+def candidates(root: Path) -> list[Candidate]:
+    """(path, its plugin) of every task under root in sorted walk order, or (path, TaskLoadError) where a plugin
+    found a malformed file of its kind. A folder a plugin claims is one task and is not entered."""
     root = Path(root)
+    found: list[Candidate] = []
+
+    def visit(path: Path) -> bool:
+        try:
+            plugin = registry.detect(path)
+        except TaskLoadError as e:
+            found.append((path, e))
+            return False
+        if plugin is not None:
+            found.append((path, plugin))
+        return plugin is not None
+
     if root.is_file():
-        return [root]
-    found: list[Path] = []
+        visit(root)
+        return found
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
-        if claweval.TASK_FILE in filenames:
-            found.append(here)
+        if visit(here):
             dirnames[:] = []
             continue
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
-        found.extend(here / f for f in sorted(filenames) if f.lower().endswith(".md"))
+        for f in sorted(filenames):
+            visit(here / f)
     return found
 
 
@@ -126,11 +130,16 @@ def load_tasks(root: Path) -> LoadReport:
         report.errors.append(LoadError(path=root, field="path", problem="does not exist"))
         return report
     loaded: list[TaskSpec] = []
-    for cand in candidates(root):
+    for cand, plugin in candidates(root):
+        if isinstance(plugin, TaskLoadError):
+            report.errors.append(LoadError.of(plugin))
+            continue
+        if plugin.is_template(cand):
+            report.skipped.append(Skipped(path=cand, benchmark=plugin.name,
+                                          reason=f"a {plugin.title} template, not a task"))
+            continue
         try:
-            if detect_format(cand) is None:
-                continue
-            loaded.append(load_task(cand))
+            loaded.append(plugin.load(cand))
         except TaskLoadError as e:
             report.errors.append(LoadError.of(e))
     by_id: dict[str, list[TaskSpec]] = {}

@@ -14,10 +14,12 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import markdown, paths
-from .md_sections import grader_spec, reference_solution
-from .model import FileMapping, Scoring, TaskFormat, TaskLoadError, TaskSpec
-from .field_errors import validated
+from ...tasks import markdown, paths
+from ...tasks.md_sections import grader_spec, reference_solution
+from ...tasks.model import FileMapping, TaskLoadError, TaskSpec
+from ...tasks.field_errors import validated
+
+NAME = "wildclawbench"  # the format id (TaskSpec.format)
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SECTION_OF_FIELD = {"prompt": "Prompt", "workspace": "Workspace Path", "skills": "Skills", "env": "Env",
@@ -78,13 +80,12 @@ def load(path: Path) -> TaskSpec:
     front = validated(Frontmatter, doc.frontmatter, path)
     ws, grading = workspace(doc)
     data = dict(
-        id=front.id, name=front.name or front.id, category=front.category, format=TaskFormat.WILDCLAW,
+        id=front.id, name=front.name or front.id, category=front.category, format=NAME,
         source_path=path, modality=front.modality, tags=front.tags, difficulty=front.difficulty,
         prompt=doc.require("Prompt").body.strip(), timeout_seconds=front.timeout_seconds,
         workspace=ws, skills=skill_paths(doc), env=env_names(doc), warmup=warmup_lines(doc),
         expected_behavior=doc.text("Expected Behavior"), grading_criteria=doc.text("Grading Criteria"),
         grader=grader_spec(doc), grading_files=grading, reference_solution=reference_solution(doc),
-        scoring=Scoring.OVERALL,
     )
     return validated(TaskSpec, data, path, lambda f: SECTION_OF_FIELD.get(f.split(".")[0].split("[")[0], f))
 

@@ -1,0 +1,145 @@
+"""The benchmark plugin interface: everything that differs between benchmarks lives behind `Benchmark`.
+
+One plugin per benchmark (a module or package under `clawkube/benchmarks/`, registered in `registry.py`) owns:
+- recognising its tasks on disk (`detect`, `is_template`) and loading them into the common `TaskSpec` (`load`);
+- where the agent and the grader see the task workspace (`workspace_mount`) and which task files go into the
+  agent's workspace and which are grading-only (`workspace_layout`);
+- the grader invocation inside the grading process (`run_grader`, with `grader_kwargs` building its inputs),
+  and the modules its graders import (`grader_requirements`, checked by `clawkube validate`);
+- how the grader's raw output and the engine's own evidence become a `Score` (`score`);
+- its run-level summary section (`summarize`, a `summary_model`) and how the report shows it (`report_lines`).
+
+The core never names a benchmark: it asks the registry for the plugin whose `name` a task, a bundle manifest,
+a grading request or a trial result carries.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import math
+import sys
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Optional
+
+from pydantic import BaseModel
+
+from ..contracts.grading import GradeRequest
+from ..contracts.manifests import GradingManifest
+from ..results.model import Score, TrialResult
+from ..services.evidence import Evidence
+from ..tasks.model import FileMapping, TaskSpec
+
+
+class GradingError(Exception):
+    """The grader's output cannot be a score (recorded as ErrorKind.GRADING_ERROR)."""
+
+
+class WorkspaceLayout(BaseModel):
+    """Where a task's files go: the agent's workspace, and grading-only files added after the agent finished
+    (both relative to the workspace root), and the path at which agent and grader see that root."""
+
+    mount: Optional[str] = None  # absolute path inside the sandbox; None = wherever the engine puts it
+    agent_files: list[FileMapping] = []
+    grading_files: list[FileMapping] = []
+
+
+def check_range(raw: dict[str, float]) -> None:
+    for k, v in raw.items():
+        if not 0.0 <= v <= 1.0:
+            raise GradingError(f"criterion {k!r} = {v} is outside 0..1")
+
+
+def check_scores(out: Any) -> dict[str, float]:
+    """A grader's return value as a dict of criterion -> float, or TypeError."""
+    if not isinstance(out, dict):
+        raise TypeError(f"grade() returned {type(out).__name__}, expected a dict of criterion -> score")
+    scores: dict[str, float] = {}
+    for k, v in out.items():
+        if isinstance(v, bool):
+            v = float(v)
+        if not isinstance(v, (int, float)) or math.isnan(v):
+            raise TypeError(f"criterion {k!r} = {v!r} is not a number")
+        scores[str(k)] = float(v)
+    return scores
+
+
+def load_grader_module(path: str, name: str = "clawkube_task_grader"):
+    """Import a grader file as a module (its folder first on sys.path, for its sibling imports)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(Path(path).parent))
+    spec.loader.exec_module(module)
+    return module
+
+
+def call_with_declared(fn: Callable, available: dict[str, Callable[[], Any]]) -> Any:
+    """Call `fn` with the keyword arguments it declares among `available` (all of them if it takes **kwargs);
+    each value is built only when asked for."""
+    params = inspect.signature(fn).parameters
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return fn(**{k: make() for k, make in available.items() if takes_all or k in params})
+
+
+class Benchmark(ABC):
+    """One benchmark format. Subclasses set the class attributes and implement `detect`, `load` and `score`."""
+
+    name: ClassVar[str]  # the format id: TaskSpec.format, manifests' `format`, TrialResult.task_format
+    title: ClassVar[str]  # how reports name it
+    detect_priority: ClassVar[int] = 50  # lower is asked first; a catch-all format asks last
+    workspace_mount: ClassVar[Optional[str]] = None  # where agent and grader see the workspace; None = anywhere
+    grader_requirements: ClassVar[tuple[str, ...]] = ()  # modules the graders import (validate checks them)
+    summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
+
+    # --- tasks on disk -------------------------------------------------------------------------------------------
+    @abstractmethod
+    def detect(self, path: Path) -> bool:
+        """Is this file or folder a task of this benchmark? May raise TaskLoadError for a file that is one of
+        its kind but malformed beyond recognition. A folder it claims is one task: the walk does not enter it."""
+
+    def is_template(self, path: Path) -> bool:
+        """A detected path that is a template or example of the format, not a task: skipped, not an error."""
+        return False
+
+    @abstractmethod
+    def load(self, path: Path) -> TaskSpec:
+        """The task at `path` (detected as this benchmark's); TaskLoadError naming the field when malformed."""
+
+    # --- workspace ---------------------------------------------------------------------------------------------
+    def workspace_layout(self, task: TaskSpec) -> WorkspaceLayout:
+        return WorkspaceLayout(mount=self.workspace_mount, agent_files=list(task.workspace),
+                               grading_files=list(task.grading_files))
+
+    # --- grading process -----------------------------------------------------------------------------------------
+    def grader_kwargs(self, req: GradeRequest) -> dict[str, Callable[[], Any]]:
+        """The arguments a task's grader may declare, each built on demand inside the grading process."""
+        from .grader_inputs import default_kwargs
+
+        return default_kwargs(req)
+
+    def run_grader(self, req: GradeRequest) -> dict[str, float]:
+        """Inside the grading process: run the task's grader and return its raw criterion scores."""
+        module = load_grader_module(req.grader_file)
+        fn = getattr(module, req.entry, None)
+        if not callable(fn):
+            raise AttributeError(f"grader defines no callable {req.entry}()")
+        return check_scores(call_with_declared(fn, self.grader_kwargs(req)))
+
+    # --- score -----------------------------------------------------------------------------------------------------
+    @abstractmethod
+    def score(self, m: GradingManifest, raw: dict[str, float], evidence: Optional[Evidence]) -> Score:
+        """The trial's Score from the grader's raw criteria (already checked to be in 0..1) and the engine's own
+        evidence (audit logs + transcript). Raises GradingError when the output cannot be a score."""
+
+    # --- run summary and report -------------------------------------------------------------------------------------
+    def summarize(self, seen: list[TrialResult], finished: list[TrialResult]) -> Optional[BaseModel]:
+        """This benchmark's run-level section over its own trials (`seen`: the latest result of every trial,
+        `finished`: those that succeeded or failed); None = no section."""
+        return None
+
+    def report_lines(self, section: dict[str, Any]) -> list[str]:
+        """The report's lines for this benchmark's summary section (as stored in summary.json)."""
+        return []
+
+    def __repr__(self) -> str:
+        return f"<benchmark {self.name}>"

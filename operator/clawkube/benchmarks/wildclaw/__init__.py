@@ -1,0 +1,4 @@
+"""WildClawBench as a clawkube benchmark plugin (`PLUGIN`)."""
+from .plugin import WildClawBench
+
+PLUGIN = WildClawBench()
