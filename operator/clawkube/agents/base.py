@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Optional
 
 from pydantic import BaseModel, Field
 
+from ..mcp.spec import McpServer
 from ..results.model import Usage
 from ..tasks.model import AgentView
 from .transcript import TranscriptEvent, total_usage
@@ -27,6 +28,7 @@ class AgentContext(BaseModel):
     services: dict[str, str] = Field(default_factory=dict)  # service name -> base URL
     args: dict[str, Any] = Field(default_factory=dict)  # adapter options from the run spec
     reference_solution: Optional[str] = None  # set only for agents with needs_reference
+    mcp_servers: list[McpServer] = Field(default_factory=list)  # the task's tools as MCP servers (stdio), to attach
 
 
 class Invocation(BaseModel):

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from .base import Agent
+from .mcp_chat import McpChatAgent
 from .simple import NopAgent, OracleAgent, ScriptAgent
 
-_AGENTS: dict[str, type[Agent]] = {a.name: a for a in (OracleAgent, NopAgent, ScriptAgent)}
+_AGENTS: dict[str, type[Agent]] = {a.name: a for a in (OracleAgent, NopAgent, ScriptAgent, McpChatAgent)}
 
 
 def register(cls: type[Agent]) -> type[Agent]:

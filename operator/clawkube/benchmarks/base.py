@@ -6,6 +6,8 @@ One plugin per benchmark (a module or package under `clawkube/benchmarks/`, regi
   agent's workspace and which are grading-only (`workspace_layout`);
 - the grader invocation inside the grading process (`run_grader`, with `grader_kwargs` building its inputs),
   and the modules its graders import (`grader_requirements`, checked by `clawkube validate`);
+- what runs beside the agent for a trial, when the benchmark brings its own (`environment`: e.g. CLAW-Eval's mock
+  services, tool server and simulated user), in place of the engine's generic task services;
 - how the grader's raw output and the engine's own evidence become a `Score` (`score`);
 - its run-level summary section (`summarize`, a `summary_model`) and how the report shows it (`report_lines`).
 
@@ -25,10 +27,60 @@ from typing import Any, Callable, ClassVar, Optional
 from pydantic import BaseModel
 
 from ..contracts.grading import GradeRequest
+from ..mcp.spec import McpServer
 from ..contracts.manifests import GradingManifest
 from ..results.model import Score, TrialResult
 from ..services.evidence import Evidence
 from ..tasks.model import FileMapping, TaskSpec
+
+
+class EnvironmentStartError(Exception):
+    """A trial environment did not start or its evidence could not be collected (an infra error)."""
+
+
+class AgentSetup(BaseModel):
+    """What a trial environment tells the agent side: service URLs, MCP servers, the prompt it is given."""
+
+    services: dict[str, str] = {}  # service name -> base URL as the agent reaches it
+    mcp_servers: list[McpServer] = []
+    prompt: Optional[str] = None  # replaces the task prompt (None: the task's own)
+
+
+class TrialEnvironment(ABC):
+    """Processes a benchmark runs beside the agent for one trial, outside the agent's sandbox (the local
+    runner's counterpart of the agent pod's sidecars). `start` before the agent, `agent_setup` for it,
+    `collect` after it (evidence into the trial's out folder), `stop` always; `reset` between executions of one
+    trial (EvoClawBench-style modes) gives a fresh state. Failures raise EnvironmentStartError."""
+
+    @abstractmethod
+    def start(self) -> None: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+    def reset(self) -> None:
+        self.stop()
+        self.start()
+
+    @abstractmethod
+    def agent_setup(self, home: Path) -> AgentSetup:
+        """Called once per execution, after start; may write files the agent needs into its `home`."""
+
+    @abstractmethod
+    def collect(self, out: Path) -> None:
+        """After the agent: the evidence (audit logs into out/audit/, ...) as artifacts of the trial."""
+
+
+class EnvironmentRequest(BaseModel):
+    """What a plugin gets to build a trial environment (all from the run and the trial plan)."""
+
+    private: Path  # a folder for the environment's own files: grading side, hidden from agents
+    error_injection_rate: float = 0.0
+    seed: int = 0
+    trial_key: str = ""
+    judge_model: Optional[str] = None  # the run's judge (spec.judge), e.g. to play a simulated user
+    judge_base_url: Optional[str] = None
+    judge_key_env: Optional[str] = None  # the variable holding its key in the trial process's environment
 
 
 class GradingError(Exception):
@@ -90,6 +142,7 @@ class Benchmark(ABC):
     workspace_mount: ClassVar[Optional[str]] = None  # where agent and grader see the workspace; None = anywhere
     grader_requirements: ClassVar[tuple[str, ...]] = ()  # modules the graders import (validate checks them)
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
+    engine_evidence: ClassVar[bool] = True  # the engine's checks over audit/ (its own services' log format)
 
     # --- tasks on disk -------------------------------------------------------------------------------------------
     @abstractmethod
@@ -109,6 +162,12 @@ class Benchmark(ABC):
     def workspace_layout(self, task: TaskSpec) -> WorkspaceLayout:
         return WorkspaceLayout(mount=self.workspace_mount, agent_files=list(task.workspace),
                                grading_files=list(task.grading_files))
+
+    # --- trial environment ---------------------------------------------------------------------------------------
+    def environment(self, manifest: Any, req: EnvironmentRequest) -> Optional[TrialEnvironment]:
+        """This benchmark's own trial environment for a task (its agent manifest), or None: the engine starts
+        the task's `services` generically."""
+        return None
 
     # --- grading process -----------------------------------------------------------------------------------------
     def grader_kwargs(self, req: GradeRequest) -> dict[str, Callable[[], Any]]:

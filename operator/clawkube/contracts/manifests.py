@@ -17,6 +17,7 @@ class AgentManifest(BaseModel):
     services: list[ServiceSpec] = Field(default_factory=list)
     skills: list[str] = Field(default_factory=list)
     has_reference: bool = False
+    extra: dict[str, Any] = Field(default_factory=dict)  # the plugin's own data (TaskSpec.extra)
 
 
 class GradingManifest(BaseModel):
@@ -35,3 +36,4 @@ class GradingManifest(BaseModel):
     env_snapshot_files: list[str] = Field(default_factory=list)
     env_snapshot_commands: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)  # dest paths of grading-only files, relative to the workspace
+    extra: dict[str, Any] = Field(default_factory=dict)  # the plugin's own data (TaskSpec.extra)

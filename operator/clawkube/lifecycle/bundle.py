@@ -90,7 +90,8 @@ def agent_bundle(task: TaskSpec, harness: str) -> bytes:
     if with_ref:
         w.add_bytes(REFERENCE_FILE, task.reference_solution.encode())
     manifest = AgentManifest(view=task.agent_view(), format=task.format, workspace_mount=layout.mount,
-                             warmup=task.warmup, services=task.services, skills=[s.name for s in task.skills], has_reference=with_ref)
+                             warmup=task.warmup, services=task.services, skills=[s.name for s in task.skills], has_reference=with_ref,
+                             extra=task.extra)
     w.add_bytes(AGENT_MANIFEST, manifest.model_dump_json(indent=1).encode())
     return w.bytes()
 
@@ -110,7 +111,7 @@ def grading_bundle(task: TaskSpec) -> bytes:
         entry=g.entry, timeout_seconds=g.timeout_seconds, pass_threshold=task.pass_threshold, env=task.env,
         safety_checks=task.safety_checks, expected_actions=task.expected_actions, sub_problems=task.sub_problems,
         grading_weights=task.grading_weights, env_snapshot_files=task.env_snapshot_files,
-        env_snapshot_commands=task.env_snapshot_commands, files=dests)
+        env_snapshot_commands=task.env_snapshot_commands, files=dests, extra=task.extra)
     w.add_bytes(GRADING_MANIFEST, manifest.model_dump_json(indent=1).encode())
     return w.bytes()
 

@@ -110,6 +110,10 @@ class TaskSpec(BaseModel):
     env_snapshot_commands: list[str] = Field(default_factory=list)
     pass_threshold: float = 0.75
 
+    # benchmark-specific data its plugin writes at load and reads back from the bundle manifests
+    # (`extra["grading_only_paths"]`: more paths to hide from agents)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
     def agent_view(self) -> AgentView:
         return AgentView(
             id=self.id, name=self.name, category=self.category, prompt=self.prompt,
@@ -123,6 +127,7 @@ class TaskSpec(BaseModel):
         paths = [m.src for m in self.grading_files]
         if self.grader.source_file is not None:
             paths.append(self.grader.source_file)
+        paths += [Path(p) for p in self.extra.get("grading_only_paths", [])]
         return paths
 
 
