@@ -13,6 +13,8 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v xz >/dev/null || need_apt+=(xz-utils)
 command -v unshare >/dev/null && command -v setpriv >/dev/null || need_apt+=(util-linux)
 command -v curl >/dev/null || need_apt+=(curl)
+command -v npm >/dev/null || need_apt+=(npm)  # installs the npm harnesses (Node 24 itself comes from npm)
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 if [ "$(id -u)" = 0 ] && [ ${#need_apt[@]} -gt 0 ]; then
   echo "== apt-get install ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
@@ -37,6 +39,12 @@ python3 -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 | grep -
 
 export CLAWKUBE_HELM_DIR="${CLAWKUBE_HELM_DIR:-$HOME/.cache/clawkube/helm}"
 sh tools/get-helm.sh "$CLAWKUBE_HELM_DIR" >/dev/null || echo "warning: helm could not be installed; helm tests will skip"
+
+# The five real agent harnesses at their tested versions (npm: claude-code, codex, openclaw + Node 24; PyPI:
+# hermes-agent, nanobot-ai), outside /root so the sandbox user can run them; a no-op when they are installed.
+# When a registry cannot be reached, tests/harnesses/ skips with that reason.
+echo "== agent harnesses (clawkube harness install)"
+python3 -m clawkube harness install 2>&1 | grep -v '^  \$ ' || echo "warning: some harnesses could not be installed; tests/harnesses/ reports why" >&2
 
 echo "== pytest"
 set +e

@@ -185,7 +185,7 @@ def test_a_fourth_benchmark_grades_and_summarises_through_its_plugin(toy, tmp_pa
     req = GradeRequest(benchmark="toybench", grader_file=str(grading_dir / "grader.py"), workspace_path=str(ws),
                        transcript_path="-", audit_dir="-", task_manifest_path="-", env_snapshot_path="-",
                        output_path="-")
-    raw = registry.get(req.benchmark).run_grader(req)
+    raw = registry.get(req.benchmark).run_grader(req, None)
     score = to_score(gm, raw)
     assert (score.score, score.passed) == (1.0, True)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -67,6 +68,8 @@ def build_spec(args: argparse.Namespace):
         ("errorInjectionRate",): args.error_injection_rate, ("seed",): args.seed,
         ("selector", "ids"): args.ids, ("selector", "categories"): args.category, ("selector", "tags"): args.tag,
         ("budgets", "maxCostUsd"): args.max_cost, ("budgets", "maxTokens"): args.max_tokens,
+        ("agent", "api", "baseUrl"): getattr(args, "api_base_url", None),
+        ("agent", "api", "apiKeyEnv"): getattr(args, "api_key_env", None),
     }
     for path, value in overrides.items():
         if value is None or value == []:
@@ -193,6 +196,24 @@ def cmd_model_server(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_harness_install(args: argparse.Namespace) -> int:
+    from .agents import install
+
+    names = args.names or list(install.PACKAGES)
+    unknown = [n for n in names if n not in install.PACKAGES]
+    if unknown:
+        return _die(f"unknown harness {', '.join(unknown)} (known: {', '.join(install.PACKAGES)})")
+    home = Path(args.home) if args.home else install.harness_home()
+    failed = 0
+    for name in names:
+        try:
+            print(install.install(name, home), flush=True)
+        except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+            print(f"clawkube: error: {name}: {e}", file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clawkube", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -202,6 +223,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--tasks", type=local_path, help="folder of task files (any of the three formats)")
     r.add_argument("--agent", help="harness: oracle, nop, script, openclaw, claude-code, codex, hermes, nanobot")
     r.add_argument("--model")
+    r.add_argument("--api-base-url", help="the model API the harness talks to (spec.agent.api.baseUrl), e.g. "
+                                          "http://127.0.0.1:8765 for `clawkube model-server`")
+    r.add_argument("--api-key-env", help="environment variable holding that API's key (spec.agent.api.apiKeyEnv)")
     r.add_argument("--trials", type=int)
     r.add_argument("--parallel", type=int)
     r.add_argument("--timeout", type=int, help="override every task's agent time budget (s)")
@@ -263,6 +287,14 @@ def parser() -> argparse.ArgumentParser:
     ms.add_argument("--log", help="append one JSON line per request to this file")
     ms.add_argument("--port-file", help="write the bound port here once listening")
     ms.set_defaults(fn=cmd_model_server)
+
+    hs = sub.add_parser("harness", help="the real agent harnesses (claude-code, codex, openclaw, hermes, nanobot)")
+    hsub = hs.add_subparsers(dest="harness_cmd", required=True)
+    hi = hsub.add_parser("install", help="install the tested version of each harness from npm / PyPI (idempotent)")
+    hi.add_argument("names", nargs="*", help="harnesses to install (default: all five)")
+    hi.add_argument("--home", help="install folder (default: $CLAWKUBE_HARNESS_HOME, else /opt/clawkube/harnesses "
+                                   "as root, else ~/.local/share/clawkube/harnesses)")
+    hi.set_defaults(fn=cmd_harness_install)
 
     op = sub.add_parser("operator", help="run the Kubernetes operator (settings from CLAWKUBE_* env)")
     op.set_defaults(fn=cmd_operator)

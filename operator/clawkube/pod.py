@@ -24,8 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
+from .agents.api import MODEL_ENV
 from .agents.registry import get_agent
 from .artifacts.grants import READ_ENV, UPLOAD_ENV, get_files, post_folder
+from .contracts import judge as judges
 from .lifecycle import bundle as bundles
 from .lifecycle import phases, workspace
 from .lifecycle.hardening import harden_process
@@ -159,7 +161,7 @@ def main_agent(args: argparse.Namespace) -> int:
         m = bundles.read_agent_manifest(bdir)
         harness = args.harness or os.environ.get("CLAWKUBE_HARNESS", "nop")
         agent = get_agent(harness)
-        env = task_env([*m.view.env, *agent.credential_env], dict(os.environ))
+        env = task_env([*m.view.env, *agent.credential_env, *MODEL_ENV], dict(os.environ))
         agent_args = json.loads(os.environ.get("CLAWKUBE_AGENT_ARGS") or args.args_json or "{}")
         timeout = args.timeout or int(os.environ.get("CLAWKUBE_TIMEOUT_SECONDS") or m.view.timeout_seconds)
         if stage in SKILL_PHASES:
@@ -247,7 +249,8 @@ def main_grade(args: argparse.Namespace) -> int:
         m = bundles.read_grading_manifest(gdir)
         env = task_env(m.env, dict(os.environ))
         ws, m = phases.firewall(dirs, gdir, env)
-        score = phases.grade(dirs, gdir, ws, m, env)
+        score = phases.grade(dirs, gdir, ws, m, {**env, **task_env([judges.KEY_ENV], dict(os.environ))},
+                             judge=judges.from_env(os.environ))
         summary.update(score=score.model_dump(), error_kind=None, error_message=None)
     except GradingError as e:
         summary.update(error_kind=ErrorKind.GRADING_ERROR.value, error_message=str(e))

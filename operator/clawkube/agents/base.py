@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from ..mcp.spec import McpServer
 from ..results.model import Usage
 from ..tasks.model import AgentView
+from .api import ModelEndpoint
 from .transcript import TranscriptEvent, total_usage
 
 
@@ -28,6 +29,7 @@ class AgentContext(BaseModel):
     services: dict[str, str] = Field(default_factory=dict)  # service name -> base URL
     args: dict[str, Any] = Field(default_factory=dict)  # adapter options from the run spec
     reference_solution: Optional[str] = None  # set only for agents with needs_reference
+    api: Optional[ModelEndpoint] = None  # spec.agent.api as the agent process reaches it (None: harness default)
     mcp_servers: list[McpServer] = Field(default_factory=list)  # the task's tools as MCP servers (stdio), to attach
 
 
@@ -36,6 +38,7 @@ class Invocation(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     stdin: Optional[str] = None
     transcript_file: Optional[str] = None  # where the harness writes its transcript, relative to home
+    read_paths: list[Path] = Field(default_factory=list)  # folders the process needs to read/execute (its install)
 
 
 class AgentOutput(BaseModel):
@@ -51,6 +54,7 @@ class Agent(ABC):
     name: ClassVar[str]
     needs_reference: ClassVar[bool] = False  # oracle only
     credential_env: ClassVar[tuple[str, ...]] = ()  # env names (API keys, base URLs) passed through when set
+    tool_kinds: ClassVar[dict[str, str]] = {}  # harness tool name -> kind (exec, read, write, search, web, ...)
 
     @abstractmethod
     def invocation(self, ctx: AgentContext) -> Invocation: ...
@@ -59,6 +63,6 @@ class Agent(ABC):
     def parse(self, ctx: AgentContext, out: AgentOutput) -> list[TranscriptEvent]: ...
 
     def usage(self, events: list[TranscriptEvent], out: AgentOutput) -> Usage:
-        u = total_usage(events)
+        u = total_usage(events, self.tool_kinds)
         u.wall_seconds = out.wall_seconds
         return u

@@ -61,6 +61,7 @@ class ScriptAgent(Agent):
     """Replays `args.commands` (a list of shell commands) in the workspace; each is a tool call."""
 
     name = "script"
+    tool_kinds = {"bash": "exec"}
 
     def _commands(self, ctx: AgentContext) -> list[str]:
         cmds = ctx.args.get("commands", [])
@@ -84,6 +85,7 @@ class OracleAgent(Agent):
     """Runs the task's reference solution (a shell script) in the workspace."""
 
     name = "oracle"
+    tool_kinds = {"bash": "exec"}
     needs_reference = True
 
     def invocation(self, ctx: AgentContext) -> Invocation:

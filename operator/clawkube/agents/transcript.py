@@ -26,6 +26,17 @@ class TranscriptEvent(BaseModel):
     raw: Optional[dict[str, Any]] = Field(default=None, exclude=True)  # kept in memory only
 
 
+TOOL_KINDS = ("exec", "read", "write", "search", "web", "browser", "plan", "agent", "mcp", "other")
+
+
+def tool_kind(name: str, kinds: dict[str, str]) -> str:
+    if name in kinds:
+        return kinds[name]
+    if name.startswith("mcp__") or name.startswith("mcp."):
+        return "mcp"
+    return "other"
+
+
 def write_jsonl(path: Path, events: Iterable[TranscriptEvent]) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for ev in events:
@@ -43,13 +54,17 @@ def as_dicts(events: Iterable[TranscriptEvent]) -> list[dict[str, Any]]:
     return [json.loads(ev.model_dump_json(exclude_none=True)) for ev in events]
 
 
-def total_usage(events: Iterable[TranscriptEvent]) -> Usage:
+def total_usage(events: Iterable[TranscriptEvent], tool_kinds: Optional[dict[str, str]] = None) -> Usage:
+    """Tokens and cost summed over `usage` events; turns; tool calls, in all and by kind (`tool_kinds` maps the
+    harness's tool names to kinds; others are `other`, MCP tools `mcp`)."""
     u = Usage()
     for ev in events:
         if ev.usage is not None:
             u = u.add(ev.usage)
         if ev.type == "tool_call":
             u.tool_calls += 1
+            kind = tool_kind(ev.tool or "", tool_kinds or {})
+            u.tool_calls_by_kind[kind] = u.tool_calls_by_kind.get(kind, 0) + 1
         if ev.type == "message" and ev.role == "assistant":
             u.turns += 1
     if not u.total_tokens:

@@ -6,6 +6,8 @@ One plugin per benchmark (a module or package under `clawkube/benchmarks/`, regi
   agent's workspace and which are grading-only (`workspace_layout`);
 - the grader invocation inside the grading process (`run_grader`, with `grader_kwargs` building its inputs),
   and the modules its graders import (`grader_requirements`, checked by `clawkube validate`);
+- which tasks need the run's LLM judge (`needs_judge`) and how its graders receive it (`judge_env`, the `judge`
+  grader argument);
 - what runs beside the agent for a trial, when the benchmark brings its own (`environment`: e.g. CLAW-Eval's mock
   services, tool server and simulated user), in place of the engine's generic task services;
 - how the grader's raw output and the engine's own evidence become a `Score` (`score`);
@@ -19,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import math
+import os
 import sys
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -28,9 +31,11 @@ from pydantic import BaseModel
 
 from ..contracts.grading import GradeRequest
 from ..mcp.spec import McpServer
+from ..contracts.judge import Judge
 from ..contracts.manifests import GradingManifest
 from ..results.model import Score, TrialResult
 from ..services.evidence import Evidence
+from ..tasks.grader_code import required_args
 from ..tasks.model import FileMapping, TaskSpec
 
 
@@ -163,6 +168,19 @@ class Benchmark(ABC):
         return WorkspaceLayout(mount=self.workspace_mount, agent_files=list(task.workspace),
                                grading_files=list(task.grading_files))
 
+    # --- judge -------------------------------------------------------------------------------------------------
+    def needs_judge(self, task: TaskSpec) -> bool:
+        """Whether grading this task needs the run's LLM judge; without one the trial is a grading error
+        ("no judge configured"), never a silent 0. Default: its grader requires a `judge` argument."""
+        g = task.grader
+        code = g.inline_code if g.inline_code is not None else Path(g.source_file).read_text()
+        return "judge" in required_args(code, g.entry)
+
+    def judge_env(self, judge: Judge) -> dict[str, str]:
+        """Environment variables the graders read the judge from (set in the grading process before the grader
+        is imported); e.g. a benchmark whose graders read OPENAI_API_KEY / OPENAI_BASE_URL maps them here."""
+        return {}
+
     # --- trial environment ---------------------------------------------------------------------------------------
     def environment(self, manifest: Any, req: EnvironmentRequest) -> Optional[TrialEnvironment]:
         """This benchmark's own trial environment for a task (its agent manifest), or None: the engine starts
@@ -170,19 +188,21 @@ class Benchmark(ABC):
         return None
 
     # --- grading process -----------------------------------------------------------------------------------------
-    def grader_kwargs(self, req: GradeRequest) -> dict[str, Callable[[], Any]]:
+    def grader_kwargs(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, Callable[[], Any]]:
         """The arguments a task's grader may declare, each built on demand inside the grading process."""
         from .grader_inputs import default_kwargs
 
-        return default_kwargs(req)
+        return default_kwargs(req, judge)
 
-    def run_grader(self, req: GradeRequest) -> dict[str, float]:
+    def run_grader(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, float]:
         """Inside the grading process: run the task's grader and return its raw criterion scores."""
+        if judge is not None:
+            os.environ.update(self.judge_env(judge))
         module = load_grader_module(req.grader_file)
         fn = getattr(module, req.entry, None)
         if not callable(fn):
             raise AttributeError(f"grader defines no callable {req.entry}()")
-        return check_scores(call_with_declared(fn, self.grader_kwargs(req)))
+        return check_scores(call_with_declared(fn, self.grader_kwargs(req, judge)))
 
     # --- score -----------------------------------------------------------------------------------------------------
     @abstractmethod

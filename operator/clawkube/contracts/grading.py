@@ -9,6 +9,8 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
 
+from .judge import JudgeConfig
+
 
 class GradeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -22,6 +24,7 @@ class GradeRequest(BaseModel):
     task_manifest_path: str
     env_snapshot_path: str
     output_path: str
+    judge: Optional[JudgeConfig] = None  # the run's judge (its key only in the process env, judge.KEY_ENV)
 
 
 class GradeOutput(BaseModel):

@@ -26,6 +26,7 @@ class GradingManifest(BaseModel):
     format: str  # the benchmark plugin's name: it composes the score
     workspace_mount: Optional[str] = None  # where the grader sees the workspace (Benchmark.workspace_mount)
     entry: str = "grade"
+    needs_judge: bool = False  # grading needs the run's LLM judge (Benchmark.needs_judge)
     timeout_seconds: int = 120
     pass_threshold: float = 0.75
     env: list[str] = Field(default_factory=list)

@@ -33,6 +33,7 @@ from typing import Any, Optional
 
 from ..agents.registry import get_agent
 from ..artifacts import grants
+from ..contracts import judge as judges
 from ..runspec import BenchmarkRunSpec
 from ..services import sidecars
 from ..tasks.model import ServiceSpec
@@ -209,5 +210,6 @@ def _add_service_sidecars(pod: dict[str, Any], p: PodParams) -> None:
 def grade_pod(p: PodParams, agent_artifacts_uri: str) -> dict[str, Any]:
     argv = ["clawkube", "pod", "grade", "--grading", f"{ROOT}/grading", "--agent-artifacts", agent_artifacts_uri,
             "--out", f"{ROOT}/out"]
-    env = [{"name": "CLAWKUBE_TRIAL", "value": p.trial}, {"name": "CLAWKUBE_ATTEMPT", "value": str(p.attempt)}]
+    env = [{"name": "CLAWKUBE_TRIAL", "value": p.trial}, {"name": "CLAWKUBE_ATTEMPT", "value": str(p.attempt)},
+           *judges.pod_env(p.run_spec.judge)]  # the judge: grading pods only, never agent pods
     return _pod(p, "grade", p.spec.grading_bundle, f"{ROOT}/grading", argv, env + _s3_env(p))

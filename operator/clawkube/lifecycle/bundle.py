@@ -97,7 +97,8 @@ def agent_bundle(task: TaskSpec, harness: str) -> bytes:
 
 
 def grading_bundle(task: TaskSpec) -> bytes:
-    layout = registry.get(task.format).workspace_layout(task)
+    plugin = registry.get(task.format)
+    layout = plugin.workspace_layout(task)
     w = _Writer()
     g = task.grader
     code = g.inline_code if g.inline_code is not None else Path(g.source_file).read_text()
@@ -108,7 +109,8 @@ def grading_bundle(task: TaskSpec) -> bytes:
         dests.append(m.dest)
     manifest = GradingManifest(
         task_id=task.id, category=task.category, format=task.format, workspace_mount=layout.mount,
-        entry=g.entry, timeout_seconds=g.timeout_seconds, pass_threshold=task.pass_threshold, env=task.env,
+        entry=g.entry, needs_judge=plugin.needs_judge(task), timeout_seconds=g.timeout_seconds,
+        pass_threshold=task.pass_threshold, env=task.env,
         safety_checks=task.safety_checks, expected_actions=task.expected_actions, sub_problems=task.sub_problems,
         grading_weights=task.grading_weights, env_snapshot_files=task.env_snapshot_files,
         env_snapshot_commands=task.env_snapshot_commands, files=dests, extra=task.extra)

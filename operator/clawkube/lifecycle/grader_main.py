@@ -1,23 +1,27 @@
 """The grading process: `python -m clawkube.lifecycle.grader_main REQUEST.json`.
 
 Runs in its own process (the lifecycle enforces the time limit by killing it). Reads the `GradeRequest`, lets
-the request's benchmark plugin run the task's grader (`Benchmark.run_grader`: which entry, with which inputs)
+the request's benchmark plugin run the task's grader (`Benchmark.run_grader`: which entry, with which inputs,
+and the run's judge: config from the request, key from the environment variable `contracts.judge.KEY_ENV`)
 and writes a `GradeOutput` (`ok` + raw `scores`, or the grader's `error`) to the request's output path.
 """
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from pathlib import Path
 
 from ..benchmarks import registry
 from ..contracts.grading import GradeOutput, GradeRequest
+from ..contracts.judge import KEY_ENV, Judge
 
 
 def main(argv: list[str]) -> int:
     req = GradeRequest.model_validate_json(Path(argv[0]).read_text())
     try:
-        out = GradeOutput(ok=True, scores=registry.get(req.benchmark).run_grader(req))
+        judge = None if req.judge is None else Judge(**req.judge.model_dump(), api_key=os.environ.get(KEY_ENV))
+        out = GradeOutput(ok=True, scores=registry.get(req.benchmark).run_grader(req, judge))
     except BaseException as e:  # the grader's own failure, reported, never a score
         out = GradeOutput(ok=False, error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
         print(out.traceback, file=sys.stderr)

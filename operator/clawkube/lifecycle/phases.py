@@ -20,6 +20,7 @@ from typing import Optional
 
 from pydantic import BaseModel
 
+from ..agents.api import split_env
 from ..agents.base import Agent, AgentContext, AgentOutput
 from ..agents.transcript import TranscriptEvent, as_dicts, read_jsonl, write_jsonl
 from ..results.model import ErrorKind, Score, Usage
@@ -28,6 +29,7 @@ from ..services.evidence import Evidence
 from . import sandbox, workspace
 from .bundle import GRADER_FILE, REFERENCE_FILE, AgentManifest, GradingManifest, read_grading_manifest
 from ..contracts.grading import GradeOutput, GradeRequest
+from ..contracts.judge import JudgeConfig
 from .scoring import GradingError, to_score
 
 
@@ -96,9 +98,10 @@ def agent_context(dirs: TrialDirs, m: AgentManifest, agent: Agent, model: Option
     if agent.needs_reference:
         ref_file = dirs.bundle / REFERENCE_FILE
         ref = ref_file.read_text() if ref_file.exists() else None
+    api, env = split_env(env)  # spec.agent.api, as agents/api.py carries it in the trial env
     return AgentContext(task=m.view, workdir=dirs.workspace, skills_dir=dirs.skills, home=dirs.home, model=model,
                         env={**env, SKILLS_ENV: str(dirs.skills)}, services=services, args=args,
-                        reference_solution=ref)
+                        reference_solution=ref, api=api)
 
 
 def run_agent(dirs: TrialDirs, ctx: AgentContext, agent: Agent, iso: Isolation, timeout: float) -> AgentPhase:
@@ -175,9 +178,12 @@ def firewall(dirs: TrialDirs, grading_bundle_dir: Path, env: dict[str, str]) -> 
 
 
 def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: GradingManifest,
-          env: dict[str, str], timeout: Optional[float] = None) -> Score:
-    """Run the grader process; write grader.log and score.json. Raises GradingError."""
-    req = GradeRequest(
+          env: dict[str, str], timeout: Optional[float] = None, judge: Optional[JudgeConfig] = None) -> Score:
+    """Run the grader process; write grader.log and score.json. Raises GradingError.
+    `judge` goes into the request; its key, if any, must be in `env` as contracts.judge.KEY_ENV."""
+    if m.needs_judge and judge is None:
+        raise GradingError("no judge configured: grading this task needs an LLM judge (spec.judge)")
+    req = GradeRequest(judge=judge,
         benchmark=m.format, grader_file=str(grading_bundle_dir / GRADER_FILE), entry=m.entry, workspace_path=str(grading_ws),
         transcript_path=str(dirs.out / "transcript.jsonl"), audit_dir=str(dirs.audit),
         task_manifest_path=str(grading_bundle_dir / "grading.json"),

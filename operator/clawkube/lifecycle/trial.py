@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Optional
 
 from ..agents.base import Agent
+from ..agents.api import model_env
 from ..agents.registry import get_agent
 from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
-from ..runspec import AgentSpec, EvalMode
+from ..contracts import judge as judges
+from ..runspec import AgentSpec, EvalMode, JudgeSpec
 from ..services.client import ServiceError
 from ..services.command import agent_env as service_env
 from ..services.injection import InjectionConfig
@@ -65,6 +67,7 @@ class TrialPlan:
     error_injection_rate: float = 0.0
     seed: int = 0
     dir_name: Optional[str] = None  # result folder name under trials/<task>/ (default: the trial index)
+    judge: Optional[JudgeSpec] = None  # the run's LLM judge: grading process only
 
     @property
     def result_dir(self) -> Path:
@@ -103,7 +106,8 @@ class _Trial:
     plan: TrialPlan
     manifest: bundles.AgentManifest
     agent: Agent
-    env: dict[str, str]
+    env: dict[str, str]  # agent side (and the env-snapshot probes)
+    grading_env: dict[str, str]  # the grading process: env + the judge's key
     services: LocalServices
     scratch: Path
     clock: dict[str, float]
@@ -162,11 +166,12 @@ def _author(tr: _Trial, phase: str, out: Path, context: Optional[str] = None) ->
 def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optional[str]]:
     t = tr.plan.task
     grading_ws, gm = tr.timed("firewall", phases.firewall, dirs, t.grading_dir, tr.env)
+    judge = judges.JudgeConfig.of(tr.plan.judge)
     last_error = None
     for _ in range(max(1, tr.plan.grading_attempts)):
         try:
-            return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, tr.env,
-                            tr.plan.grader_timeout), None
+            return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, tr.grading_env,
+                            tr.plan.grader_timeout, judge), None
         except GradingError as e:
             last_error = str(e)
     return None, last_error
@@ -236,10 +241,15 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
         shutil.rmtree(dirs.bundle / bundles.SERVICES_DIR, ignore_errors=True)  # for the services only, not the agent
         manifest = bundles.read_agent_manifest(dirs.bundle)
         agent = get_agent(plan.agent.harness)
-        env = task_env([*manifest.view.env, *agent.credential_env], plan.env or dict(os.environ))
+        source = plan.env or dict(os.environ)
+        hidden_env = judges.agent_must_not_see(plan.judge, plan.agent)
+        env = {**task_env([n for n in [*manifest.view.env, *agent.credential_env] if n not in hidden_env], source),
+               **model_env(plan.agent.api, source)}
+        grading_env = {**task_env(manifest.view.env, source), **judges.key_env(plan.judge, source)}
         services = LocalServices(manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
                                  InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key))
-        tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, services=services, scratch=scratch, clock=clock)
+        tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, grading_env=grading_env, services=services,
+                    scratch=scratch, clock=clock)
         try:
             try:
                 if manifest.services:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
+from ..contracts import judge as judges
 from ..lifecycle import sandbox, trial
 from ..lifecycle.phases import Isolation
 from ..results.model import ErrorKind, TrialResult
@@ -162,6 +163,9 @@ class LocalRunner:
             self.progress.flush()
 
     def run(self) -> RunOutcome:
+        problem = judges.missing_key(self.spec.judge, os.environ)
+        if problem:
+            raise RunError(problem)
         tasks, task_errors = self._load()
         self._claim_out()
         private = self.out / ".private"
@@ -185,7 +189,7 @@ class LocalRunner:
                                            grading_attempts=self.spec.retry.grading_error, mode=mode,
                                            grader_timeout=self.grader_timeout,
                                            error_injection_rate=self.spec.error_injection_rate, seed=self.spec.seed,
-                                           dir_name=f"{mode}-{i}" if several else None)
+                                           dir_name=f"{mode}-{i}" if several else None, judge=self.spec.judge)
                     done = trial.load_result(plan.result_dir)
                     if done is not None:
                         self._results[_key(done)] = done

@@ -30,9 +30,14 @@ class Usage(BaseModel):
     wall_seconds: float = 0.0
     turns: int = 0
     tool_calls: int = 0
+    tool_calls_by_kind: dict[str, int] = Field(default_factory=dict)  # exec, read, write, search, web, ... (agents/)
 
     def add(self, other: "Usage") -> "Usage":
-        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
+        out = {k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields if k != "tool_calls_by_kind"}
+        kinds = dict(self.tool_calls_by_kind)
+        for k, n in other.tool_calls_by_kind.items():
+            kinds[k] = kinds.get(k, 0) + n
+        return Usage(**out, tool_calls_by_kind=kinds)
 
 
 class Score(BaseModel):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from clawkube.benchmarks import registry
 from clawkube.results.grouping import BASELINE, groups, mode_of, passed, score_of
@@ -69,6 +69,7 @@ class UsageMean(BaseModel):
     wall_seconds: float
     turns: float
     tool_calls: float
+    tool_calls_by_kind: dict[str, float] = Field(default_factory=dict)  # exec, read, write, search, web, ...
 
 
 class UsageStats(BaseModel):
@@ -179,7 +180,9 @@ def _usage_stats(usages: list[Usage]) -> UsageStats:
     for u in usages:
         total = total.add(_normalised(u))
     n = len(usages)
-    per_trial = UsageMean(**{f: getattr(total, f) / n for f in Usage.model_fields}) if n else None
+    per_trial = UsageMean(**{f: getattr(total, f) / n for f in Usage.model_fields if f != "tool_calls_by_kind"},
+                          tool_calls_by_kind={k: v / n for k, v in sorted(total.tool_calls_by_kind.items())}
+                          ) if n else None
     return UsageStats(trials=n, total=total, mean_per_trial=per_trial)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .model import TaskLoadError
 
-GRADER_ARGS = frozenset({"transcript", "workspace_path", "audit", "task", "env_snapshot"})
+GRADER_ARGS = frozenset({"transcript", "workspace_path", "audit", "task", "env_snapshot", "judge"})
 
 
 def check_grader(code: str, path: Path, field: str, first_line: int = 1, entry: str = "grade") -> None:
@@ -28,9 +28,7 @@ def check_grader(code: str, path: Path, field: str, first_line: int = 1, entry: 
     if fn is None:
         raise TaskLoadError(path, field, f"grader code defines no top-level function '{entry}'")
     args = fn.args
-    positional = args.posonlyargs + args.args
-    required = [a.arg for a in positional[:len(positional) - len(args.defaults)]]
-    required += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+    required = _required(args)
     unknown = [a for a in required if a not in GRADER_ARGS]
     if unknown:
         raise TaskLoadError(path, field, f"{entry}() requires {unknown}; graders are called with keyword "
@@ -38,3 +36,20 @@ def check_grader(code: str, path: Path, field: str, first_line: int = 1, entry: 
     if [a.arg for a in args.posonlyargs if a.arg in GRADER_ARGS]:
         raise TaskLoadError(path, field, f"{entry}() takes grader arguments positional-only; they are passed "
                                          "by keyword")
+
+
+def _required(args: ast.arguments) -> list[str]:
+    positional = args.posonlyargs + args.args
+    required = [a.arg for a in positional[:len(positional) - len(args.defaults)]]
+    return required + [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+
+
+def required_args(code: str, entry: str = "grade") -> list[str]:
+    """The arguments `entry` requires (no default), for code that passed `check_grader`; [] when not found."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == entry),
+              None)
+    return [] if fn is None else _required(fn.args)

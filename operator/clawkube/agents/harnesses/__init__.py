@@ -1,2 +1,2 @@
-"""Command-line adapters for real agent harnesses; importing this package registers them."""
-from . import claude_code, codex, hermes, nanobot, openclaw  # noqa: F401
+"""Adapters of the real harnesses (claude-code, codex, openclaw, hermes, nanobot); the registry imports each
+by its module path when it is asked for, so one broken adapter fails loudly without hiding the others."""

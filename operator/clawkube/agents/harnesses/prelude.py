@@ -13,6 +13,10 @@ from typing import Optional
 WRAPPER_NAME = "clawkube-harness"  # $0 of the wrapper script, shows up in ps
 
 
+def quote(path: Path | str) -> str:
+    return shlex.quote(str(path))
+
+
 def copy_tree(src: Path, dst: Path, marker: Optional[Path] = None) -> str:
     """Copy the contents of folder `src` into `dst` when `src` exists.
 
