@@ -129,45 +129,9 @@ def run_ours(root: Path, python: str, case: dict[str, Any], model_url: str, work
     r = json.loads(results[0].read_text())
     if r.get("score") is None:
         raise RuntimeError(f"clawkube run of {case['task']}: {r.get('error_kind')}: {r.get('error_message')}")
-    d = r["score"]["details"]
+    d = r["score"]["dimensions"]
     return {**{k: d[k] for k in ("completion", "robustness", "communication", "safety")},
-            "task_score": r["score"]["value"]}
-
-
-def run_direct(root: Path, python: str, case: dict[str, Any], model_url: str, work: Path) -> dict[str, Any]:
-    """TEMPORARY (until the plugin is wired into `clawkube run`): the same pieces called directly."""
-    from clawkube.benchmarks.claweval.environment import TaskEnvironment, UserModel
-    from clawkube.benchmarks.claweval.messages import to_messages
-
-    task_dir = root / "tasks" / case["task"]
-    t = TaskYaml.model_validate(yaml.safe_load((task_dir / "task.yaml").read_text()))
-    d = work / "direct"
-    d.mkdir(parents=True, exist_ok=True)
-    inj = InjectionConfig(rate=float(case.get("error_rate", 0)), seed=SEED, trial_key=trial_key(case["task"]))
-    env = {**os.environ, "PYTHONPATH": str(REPO / "operator"), "CONFORMANCE_MODEL_KEY": "scripted"}
-    user = UserModel(base_url=model_url + "/v1", model=JUDGE_MODEL, api_key_env="CONFORMANCE_MODEL_KEY")
-    with TaskEnvironment(t, root, python, d / "priv", inj, user, env) as te:
-        (d / "tools.json").write_text(json.dumps(te.mcp_tools()))
-        cfg = {"base_url": model_url + "/v1", "model": AGENT_MODEL, "prompt": te.prompt(),
-               "max_turns": t.environment.max_turns, "transcript": str(d / "transcript.jsonl"),
-               "mcp_servers": [{"name": "claweval", "command": [sys.executable, "-m", "clawkube.mcp.server",
-                                                                str(d / "tools.json")]}]}
-        (d / "loop.json").write_text(json.dumps(cfg))
-        subprocess.run([sys.executable, "-m", "clawkube.mcp.chat_loop", str(d / "loop.json")], env=env, timeout=900)
-        ev = te.evidence()
-    events = [json.loads(x) for x in (d / "transcript.jsonl").read_text().splitlines()]
-    req = {"root": str(root), "task_dir": str(task_dir), "messages": to_messages(events, [x.name for x in t.tools]),
-           "dispatches": ev.dispatches, "audit": ev.audit, "judge": {"base_url": model_url + "/v1",
-                                                                   "model": JUDGE_MODEL, "api_key": "scripted"}}
-    (d / "req.json").write_text(json.dumps(req, ensure_ascii=False))
-    code = ("import json,sys; from pathlib import Path; from clawkube.benchmarks.claweval.grading import *; "
-            "r=json.load(open(sys.argv[1])); res=run_grader(Path(r['root']),Path(r['task_dir']),r['messages'],"
-            "r['dispatches'],r['audit'],JudgeConfig(**r['judge']),[],None); "
-            "print(json.dumps({**res.scores, 'task_score': task_score(res.scores)}))")
-    p = subprocess.run([python, "-c", code, str(d / "req.json")], capture_output=True, text=True,
-                       env={**env, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=900)
-    (d / "grade.log").write_text(p.stdout + p.stderr)
-    return json.loads(p.stdout.strip().splitlines()[-1])
+            "task_score": r["score"]["score"]}
 
 
 def _fmt(s: dict[str, Any]) -> str:
@@ -191,7 +155,6 @@ def main(args: argparse.Namespace, rest: list[str]) -> int:
     ap.add_argument("--commit", help="the checkout's commit, when it is not a git checkout")
     ap.add_argument("--cases", type=Path, default=CASES)
     ap.add_argument("--keep", action="store_true", help="keep the work folders")
-    ap.add_argument("--direct", action="store_true", help="TEMPORARY: this project's pieces without clawkube run")
     opts = ap.parse_args(rest)
     if args.upstream is None:
         print("== claw-eval: parity not checked: needs --upstream CHECKOUT (the graders, the claw_eval package and "
@@ -214,7 +177,7 @@ def main(args: argparse.Namespace, rest: list[str]) -> int:
             with ServerThread(script) as server:
                 up = run_upstream(root, python, case, server.url, work / "up")
             with ServerThread(script) as server:
-                ours = (run_direct if opts.direct else run_ours)(root, python, case, server.url, work)
+                ours = run_ours(root, python, case, server.url, work)
             ok = abs(up["task_score"] - ours["task_score"]) <= TOL
             row = [_fmt(up), _fmt(ours), "yes" if ok else "**NO**"]
         except Exception as e:  # a run that produced no score is a failed row, with the reason

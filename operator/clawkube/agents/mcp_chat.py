@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from .base import Agent, AgentContext, AgentOutput, Invocation
+from ..mcp.spec import sandbox_python
 from .transcript import TranscriptEvent
 
 TRANSCRIPT = "mcp-chat.jsonl"
@@ -43,7 +44,7 @@ class McpChatAgent(Agent):
                "system": ctx.args.get("system"), "max_turns": int(ctx.args.get("max_turns") or ctx.task.max_turns or 20),
                "mcp_servers": [s.model_dump() for s in ctx.mcp_servers], "transcript": str(ctx.home / TRANSCRIPT)}
         (ctx.home / CONFIG).write_text(json.dumps(cfg, ensure_ascii=False))
-        return Invocation(argv=[sys.executable, "-m", "clawkube.mcp.chat_loop", str(ctx.home / CONFIG)], env=env,
+        return Invocation(argv=[sandbox_python(), "-m", "clawkube.mcp.chat_loop", str(ctx.home / CONFIG)], env=env,
                           transcript_file=TRANSCRIPT)
 
     def parse(self, ctx: AgentContext, out: AgentOutput) -> list[TranscriptEvent]:

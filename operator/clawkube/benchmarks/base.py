@@ -44,9 +44,8 @@ class EnvironmentStartError(Exception):
 
 
 class AgentSetup(BaseModel):
-    """What a trial environment tells the agent side: service URLs, MCP servers, the prompt it is given."""
+    """What a trial environment tells the agent side beyond its service URLs: MCP servers, the prompt."""
 
-    services: dict[str, str] = {}  # service name -> base URL as the agent reaches it
     mcp_servers: list[McpServer] = []
     prompt: Optional[str] = None  # replaces the task prompt (None: the task's own)
 
@@ -66,6 +65,11 @@ class TrialEnvironment(ABC):
     def reset(self) -> None:
         self.stop()
         self.start()
+
+    @property
+    @abstractmethod
+    def urls(self) -> dict[str, str]:
+        """Service name -> base URL as the agent reaches it (for the `*_API_URL` variables)."""
 
     @abstractmethod
     def agent_setup(self, home: Path) -> AgentSetup:

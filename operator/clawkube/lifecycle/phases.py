@@ -23,6 +23,8 @@ from pydantic import BaseModel
 from ..agents.api import split_env
 from ..agents.base import Agent, AgentContext, AgentOutput
 from ..agents.transcript import TranscriptEvent, as_dicts, read_jsonl, write_jsonl
+from ..benchmarks import registry
+from ..benchmarks.base import AgentSetup
 from ..results.model import ErrorKind, Score, Usage
 from ..services import evidence
 from ..services.evidence import Evidence
@@ -93,15 +95,18 @@ def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str]
 
 
 def agent_context(dirs: TrialDirs, m: AgentManifest, agent: Agent, model: Optional[str], args: dict,
-                  env: dict[str, str], services: dict[str, str]) -> AgentContext:
+                  env: dict[str, str], services: dict[str, str], setup: Optional[AgentSetup] = None) -> AgentContext:
+    """`setup`: what the task's environment adds for the agent (MCP servers, its own prompt)."""
     ref = None
     if agent.needs_reference:
         ref_file = dirs.bundle / REFERENCE_FILE
         ref = ref_file.read_text() if ref_file.exists() else None
     api, env = split_env(env)  # spec.agent.api, as agents/api.py carries it in the trial env
-    return AgentContext(task=m.view, workdir=dirs.workspace, skills_dir=dirs.skills, home=dirs.home, model=model,
+    setup = setup or AgentSetup()
+    view = m.view if setup.prompt is None else m.view.model_copy(update={"prompt": setup.prompt})
+    return AgentContext(task=view, workdir=dirs.workspace, skills_dir=dirs.skills, home=dirs.home, model=model,
                         env={**env, SKILLS_ENV: str(dirs.skills)}, services=services, args=args,
-                        reference_solution=ref, api=api)
+                        reference_solution=ref, api=api, mcp_servers=setup.mcp_servers)
 
 
 def run_agent(dirs: TrialDirs, ctx: AgentContext, agent: Agent, iso: Isolation, timeout: float) -> AgentPhase:
@@ -211,7 +216,8 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
         raise GradingError(f"grader output is not a GradeOutput: {e}") from None
     if not res.ok:
         raise GradingError(f"grader crashed: {res.error}")
-    score = to_score(m, res.scores, engine_evidence(dirs, m))
+    plugin = registry.get(m.format)
+    score = to_score(m, res.scores, engine_evidence(dirs, m) if plugin.engine_evidence else None)
     workspace.write_json(dirs.out / "score.json", score.model_dump())
     return score
 

@@ -20,6 +20,8 @@ from typing import Optional
 from ..agents.base import Agent
 from ..agents.api import model_env
 from ..agents.registry import get_agent
+from ..benchmarks import registry
+from ..benchmarks.base import AgentSetup, EnvironmentRequest, EnvironmentStartError, TrialEnvironment
 from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
 from ..contracts import judge as judges
 from ..runspec import AgentSpec, EvalMode, JudgeSpec
@@ -108,7 +110,7 @@ class _Trial:
     agent: Agent
     env: dict[str, str]  # agent side (and the env-snapshot probes)
     grading_env: dict[str, str]  # the grading process: env + the judge's key
-    services: LocalServices
+    services: TrialEnvironment  # the plugin's own (environment()) or the task's generic services
     scratch: Path
     clock: dict[str, float]
 
@@ -142,15 +144,16 @@ def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], la
         urls = tr.services.urls
         env = {**tr.env, **service_env(urls)}
         initial = tr.timed("setup", phases.setup, dirs, tr.manifest, tr.plan.isolation, env, skills_from)
-    except (phases.InfraError, ServiceError, OSError) as e:
+        setup = tr.services.agent_setup(dirs.home)
+    except (phases.InfraError, ServiceError, EnvironmentStartError, OSError) as e:
         raise phases.InfraError(f"setup{'' if label == 'execution' else f' ({label})'}: {e}") from e
     before = hashes(dirs.skills)
     ctx = phases.agent_context(dirs, tr.manifest, tr.agent, tr.plan.agent.model, phase_args(tr.plan.agent.args, "execution"),
-                               env, urls)
+                               env, urls, setup)
     ap = tr.timed("agent", phases.run_agent, dirs, ctx, tr.agent, tr.plan.isolation, tr.timeout)
     try:
-        tr.services.collect(dirs.audit)
-    except ServiceError as e:
+        tr.services.collect(dirs.out)
+    except (ServiceError, EnvironmentStartError) as e:
         raise phases.InfraError(f"audit ({label}): {e}") from e
     tr.timed("capture", phases.capture, dirs, initial)
     return _Execution(dirs=dirs, agent_phase=ap, skills=skill_report("authored" if skills_from else "task", before,
@@ -235,7 +238,7 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
                          attempt=attempt, state=TrialState.RUNNING, started_at=now_iso(), agent=plan.agent.harness,
                          model=plan.agent.model, mode=plan.mode, firewall=plan.isolation.mode)
     clock: dict[str, float] = {}
-    services: Optional[LocalServices] = None
+    services: Optional[TrialEnvironment] = None
     try:
         shutil.copytree(t.agent_dir, dirs.bundle)
         shutil.rmtree(dirs.bundle / bundles.SERVICES_DIR, ignore_errors=True)  # for the services only, not the agent
@@ -246,15 +249,20 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
         env = {**task_env([n for n in [*manifest.view.env, *agent.credential_env] if n not in hidden_env], source),
                **model_env(plan.agent.api, source)}
         grading_env = {**task_env(manifest.view.env, source), **judges.key_env(plan.judge, source)}
-        services = LocalServices(manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
-                                 InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key))
+        services = registry.get(manifest.format).environment(manifest, EnvironmentRequest(
+            private=grading_scratch / "environment", error_injection_rate=plan.error_injection_rate, seed=plan.seed,
+            trial_key=plan.trial_key, judge_model=plan.judge.model if plan.judge else None,
+            judge_base_url=plan.judge.base_url if plan.judge else None,
+            judge_key_env=plan.judge.api_key_env if plan.judge else None)) or _TaskServices(LocalServices(
+                manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
+                InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key)),
+                bool(manifest.services))
         tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, grading_env=grading_env, services=services,
                     scratch=scratch, clock=clock)
         try:
             try:
-                if manifest.services:
-                    tr.timed("services", services.start)
-            except (ServiceError, OSError) as e:
+                tr.timed("services", services.start)
+            except (ServiceError, EnvironmentStartError, OSError) as e:
                 return _finish(result, dirs, clock, ErrorKind.INFRA, f"services: {e}")
             try:
                 run, details = _run_mode(tr, dirs, result)
@@ -278,6 +286,33 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
             services.stop()
         shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(grading_scratch, ignore_errors=True)
+
+
+class _TaskServices(TrialEnvironment):
+    """The task's generic services (services/local.py) as a trial environment."""
+
+    def __init__(self, services: LocalServices, any_declared: bool):
+        self.services, self.any = services, any_declared
+
+    def start(self) -> None:
+        if self.any:
+            self.services.start()
+
+    def stop(self) -> None:
+        self.services.stop()
+
+    def reset(self) -> None:
+        self.services.reset()
+
+    @property
+    def urls(self) -> dict[str, str]:
+        return self.services.urls
+
+    def agent_setup(self, home: Path) -> AgentSetup:
+        return AgentSetup()
+
+    def collect(self, out: Path) -> None:
+        self.services.collect(out / "audit")
 
 
 def _finish(result: TrialResult, dirs: phases.TrialDirs, clock: dict[str, float], kind: Optional[ErrorKind],

@@ -11,3 +11,16 @@ class McpServer(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_-]+$")
     command: list[str] = Field(min_length=1)
     env: dict[str, str] = Field(default_factory=dict)
+
+
+def sandbox_python() -> str:
+    """An interpreter the sandbox user can run for this project's stdlib-only agent-side programs (the MCP tool
+    server, the mcp-chat loop): the system python3, else the one running clawkube (which may sit under a home
+    folder the sandbox user cannot enter)."""
+    import shutil
+    import sys
+
+    return shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or sys.executable
+
+
+OPERATOR_DIR = str(__import__("pathlib").Path(__file__).resolve().parents[2])  # PYTHONPATH for `-m clawkube...`

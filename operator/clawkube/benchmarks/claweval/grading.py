@@ -128,31 +128,4 @@ class GraderReply(BaseModel):
     no_judge: bool = False
 
 
-JUDGE_KEY_ENV = "CLAWKUBE_JUDGE_API_KEY"
-
-
-def main(argv: list[str]) -> int:
-    """`BENCHMARK_PYTHON -m clawkube.benchmarks.claweval.grading REQUEST.json REPLY.json`"""
-    import os
-    import traceback
-
-    sys.dont_write_bytecode = True  # never write into the checkout
-    req = GraderRequest.model_validate_json(Path(argv[0]).read_text(encoding="utf-8"))
-    judge = req.judge
-    if judge is not None and judge.api_key is None and os.environ.get(JUDGE_KEY_ENV):
-        judge = judge.model_copy(update={"api_key": os.environ[JUDGE_KEY_ENV]})
-    try:
-        res = run_grader(Path(req.root), Path(req.task_dir), req.messages, req.dispatches, req.audit, judge,
-                         req.media, req.env_snapshot)
-        reply = GraderReply(ok=True, result=res)
-    except NoJudgeConfigured as e:
-        reply = GraderReply(ok=False, error=str(e), no_judge=True)
-    except BaseException as e:  # the grader's own failure
-        traceback.print_exc()
-        reply = GraderReply(ok=False, error=f"{type(e).__name__}: {e}")
-    Path(argv[1]).write_text(reply.model_dump_json(), encoding="utf-8")
-    return 0 if reply.ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+JUDGE_KEY_ENV = "CLAWKUBE_JUDGE_API_KEY"  # = contracts.judge.KEY_ENV (this module runs without clawkube's deps)
