@@ -100,15 +100,6 @@ def test_stage_refuses_task_files_outside_the_source(tmp_path):
     assert any("outside the task source" in e for e in result.errors)
 
 
-def test_stage_path_source_under_the_tasks_root_carries_services():
-    repo = Path(__file__).resolve().parents[2]
-    result = stage("run", _spec(path="tasks/claw-eval"), None, None, tasks_root=repo)
-    assert result.tasks and not result.errors
-    with_services = [t.ref for t in result.tasks if t.ref.services]
-    assert with_services, "the CLAW-Eval samples declare mock services"
-    assert all(s.port > 0 and s.command for r in with_services for s in r.services)
-
-
 @pytest.mark.parametrize("path", ["../..", "/etc"])
 def test_path_source_cannot_leave_the_tasks_root(tmp_path, path):
     with pytest.raises(StagingError) as e:

@@ -261,7 +261,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
                     scratch=scratch, clock=clock)
         try:
             try:
-                tr.timed("services", services.start)
+                if manifest.services or not isinstance(services, _TaskServices):
+                    tr.timed("services", services.start)
             except (ServiceError, EnvironmentStartError, OSError) as e:
                 return _finish(result, dirs, clock, ErrorKind.INFRA, f"services: {e}")
             try:

@@ -163,6 +163,15 @@ def consistency_problems(t: TaskYaml) -> list[tuple[str, str]]:
     for i, n in enumerate(names):
         if names.index(n) != i:
             out.append((f"services[{i}].name", f"service {n!r} is declared twice"))
+    for i, s in enumerate(t.services):
+        for fld in ("health_check", "reset_endpoint"):
+            v = getattr(s, fld)
+            if v is not None and url_port_path(v) is None:
+                out.append((f"services[{i}].{fld}", f"{v!r} is not a localhost URL"))
+        if not s.command.split():
+            out.append((f"services[{i}].command", "empty"))
+        if not 1 <= s.port <= 65535:
+            out.append((f"services[{i}].port", f"{s.port} is not a TCP port (1..65535)"))
     for i, e in enumerate(t.tool_endpoints):
         if e.tool_name not in tools:
             out.append((f"tool_endpoints[{i}].tool_name", f"no tool named {e.tool_name!r} in tools"))
@@ -172,11 +181,4 @@ def consistency_problems(t: TaskYaml) -> list[tuple[str, str]]:
         elif ports and pp[0] not in ports:
             out.append((f"tool_endpoints[{i}].url", f"port {pp[0]} is not the port of any service "
                                                     f"({', '.join(f'{n}={p}' for p, n in ports.items())})"))
-    for i, s in enumerate(t.services):
-        for fld in ("health_check", "reset_endpoint"):
-            v = getattr(s, fld)
-            if v is not None and url_port_path(v) is None:
-                out.append((f"services[{i}].{fld}", f"{v!r} is not a localhost URL"))
-        if not s.command.split():
-            out.append((f"services[{i}].command", "empty"))
     return out
