@@ -60,6 +60,7 @@ def service_env(svc: Service, port: int, base: Optional[dict[str, str]] = None) 
         env.pop(k, None)
     env.update(svc.env)
     env["PORT"] = str(port)
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")  # never write into the checkout
     return env
 
 
