@@ -25,7 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "operator"))
 
-from clawkube.lifecycle import phases, trial  # noqa: E402
+from clawkube.lifecycle import phases  # noqa: E402
+from clawkube.local import trial  # noqa: E402
 from clawkube.local.runner import LocalRunner  # noqa: E402
 from clawkube.runspec import AgentSpec, BenchmarkRunSpec, RetryPolicy, TaskSource  # noqa: E402
 from clawkube.benchmarks.loader import load_tasks  # noqa: E402

@@ -4,7 +4,10 @@
 #   local.test/clawkube-agent:dev      entrypoint: clawkube pod agent   (+ bash, coreutils, git)
 #   local.test/clawkube-grader:dev     entrypoint: clawkube pod grade
 #
-#   images/build.sh [--no-import]      (root; the cluster's containerd must be running unless --no-import)
+#   images/build.sh [--no-import] [--harnesses all|NAME,NAME]
+#                                      (root; the cluster's containerd must be running unless --no-import)
+#   --harnesses: also local.test/clawkube-agent-<harness>:dev = the agent image + the real harness, installed by
+#   `clawkube harness install` into images.json's harness_home (the same path here and in the image)
 #
 # What each image holds: images/images.json (the Dockerfiles agree with it). Layers, each cached in $CLAWKUBE_IMAGE_CACHE (default ~/.cache/clawkube/images) under a key of what it holds:
 #   1. a Debian bookworm rootfs made by debootstrap (minbase + images.json's packages), user clawkube 10001
@@ -17,7 +20,15 @@ REPO=$(cd "$HERE/.." && pwd)
 CACHE=${CLAWKUBE_IMAGE_CACHE:-$HOME/.cache/clawkube/images}
 TAG=${CLAWKUBE_IMAGE_TAG:-dev}
 IMPORT=1
-[ "${1:-}" = --no-import ] && IMPORT=0
+HARNESSES=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-import) IMPORT=0 ;;
+    --harnesses) HARNESSES=${2:?--harnesses needs all or NAME,NAME}; shift ;;
+    *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
 ROOTFS_VERSION=1   # bump when the rootfs recipe below changes
 SITE=usr/local/lib/python3.11/dist-packages   # on Debian's python3.11 sys.path
 T0=$SECONDS
@@ -96,11 +107,33 @@ app_layer() {  # the package from this checkout: wheel -> $SITE, and /usr/local/
   echo "$out"
 }
 
+harness_layer() {  # NAME: a cached layer of the harness (and Node for npm harnesses) under images.json's harness_home
+  local name=$1 home key out d
+  home=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["harness_home"])' "$HERE/images.json")
+  CLAWKUBE_HARNESS_HOME=$home PYTHONPATH="$REPO/operator" python3 -m clawkube harness install "$name" 2>&1 |
+    grep -v '^  \$ ' >&2 || die "clawkube harness install $name failed"
+  key=$(PYTHONPATH="$REPO/operator" python3 -c 'import sys; from clawkube.agents import install as i; p = i.PACKAGES[sys.argv[1]]; print(p.name, p.version, i.NODE.version if p.registry == "npm" else "")' "$name" | sha256sum | cut -c1-12)
+  out="$CACHE/harness-$name-$key.tar"
+  if [ ! -f "$out" ]; then
+    log "packing harness $name from $home"
+    d="$WORK/harness-$name"
+    mkdir -p "$d$home"
+    cp -a "$home/$name" "$d$home/"
+    [ -d "$home/$name/node_modules" ] && cp -a "$home/node" "$d$home/"
+    python3 "$HERE/mkimage.py" layer "$d" "$out" >/dev/null
+    rm -rf "$d"
+  fi
+  echo "$out"
+}
+
 layers=()
 while read -r name pkgs; do layers+=("$name=$(rootfs_layer "$name" "$pkgs")"); done < <(python3 "$HERE/imagespec.py" rootfs)
 layers+=("deps=$(deps_layer)" "app=$(app_layer)")
+[ "$HARNESSES" = all ] && HARNESSES=$(python3 "$HERE/imagespec.py" harnesses | paste -sd, -)
+for h in ${HARNESSES//,/ }; do layers+=("harness-$h=$(harness_layer "$h")"); done
 python3 "$HERE/imagespec.py" archive "$TAG" "${layers[@]}" > "$WORK/spec.json"
-for f in "$CACHE"/rootfs-*.tar "$CACHE"/deps-*.tar; do  # drop cached layers that no image uses any more
+for f in "$CACHE"/rootfs-*.tar "$CACHE"/deps-*.tar; do  # drop cached layers that no image uses any more (harness
+  # layers stay: a build without --harnesses does not use them)
   [[ -f $f && " ${layers[*]} " != *"=$f "* ]] && rm -f "$f"
 done
 log "packing the images"
@@ -110,4 +143,4 @@ if [ $IMPORT = 1 ]; then
   log "importing into containerd (namespace k8s.io)"
   ctr -n k8s.io images import "$CACHE/clawkube-images.tar" >/dev/null
 fi
-log "done: $CACHE/clawkube-images.tar (local.test/clawkube-{operator,agent,grader}:$TAG)"
+log "done: $CACHE/clawkube-images.tar (local.test/clawkube-{operator,agent,grader}:$TAG${HARNESSES:+; agent images with $HARNESSES})"

@@ -2,7 +2,13 @@
 """The image definitions (images.json) as build.sh needs them; the Dockerfiles must agree (tests/cluster/test_images.py).
 
     imagespec.py rootfs                                   lines "NAME PKG,PKG,..." for each debootstrapped rootfs
-    imagespec.py archive TAG ROOTFS_NAME=LAYER... deps=LAYER app=LAYER   a mkimage.py archive spec (JSON) on stdout
+    imagespec.py harnesses                                the harness of each per-harness agent image, one a line
+    imagespec.py archive TAG ROOTFS_NAME=LAYER... deps=LAYER app=LAYER [harness-NAME=LAYER...]
+                                                          a mkimage.py archive spec (JSON) on stdout
+
+A per-harness agent image (images.json "harness_images") is its base image plus one layer holding the harness
+installed by `clawkube harness install` under "harness_home" (the same path as on the build machine, so venv and
+npm paths hold); it is in the archive only when its layer is given.
 """
 from __future__ import annotations
 
@@ -28,6 +34,15 @@ def archive_spec(defs: dict, tag: str, layers: dict[str, str]) -> dict:
         images.append({"tag": f"{img['repo']}:{tag}", "layers": [layers[n] for n in needed],
                        "entrypoint": img["entrypoint"], "user": defs["user"], "workdir": img["workdir"],
                        "env": defs["env"]})
+    for h in defs.get("harness_images", []):
+        key = f"harness-{h['harness']}"
+        if key not in layers:
+            continue
+        base = next(i for i in defs["images"] if i["name"] == h["from"])
+        images.append({"tag": f"{h['repo']}:{tag}", "layers": [layers[base["rootfs"]], layers["deps"], layers["app"],
+                                                                 layers[key]],
+                       "entrypoint": base["entrypoint"], "user": defs["user"], "workdir": base["workdir"],
+                       "env": {**defs["env"], "CLAWKUBE_HARNESS_HOME": defs["harness_home"]}})
     return {"images": images}
 
 
@@ -36,6 +51,10 @@ def main(argv: list[str]) -> int:
     if argv == ["rootfs"]:
         for name, pkgs in defs["rootfs"].items():
             print(name, ",".join(pkgs))
+        return 0
+    if argv == ["harnesses"]:
+        for h in defs.get("harness_images", []):
+            print(h["harness"])
         return 0
     if len(argv) >= 2 and argv[0] == "archive":
         layers = dict(a.split("=", 1) for a in argv[2:])

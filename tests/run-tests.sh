@@ -22,10 +22,13 @@ fi
 
 # The shared kube-apiserver dies on custom-resource writes (vendored reflect2 1.0.1 under Go 1.19, docs/cluster.md):
 # build the fixed one once per machine; cached by the build script's hash, so this is instant when it is there.
-if [ -z "${CLAWKUBE_K8S_BIN:-}" ] && [ "$(id -u)" = 0 ]; then
-  echo "== kube-apiserver with reflect2 1.0.2 (tests/cluster/build-apiserver.sh)"
+# Without ../shared/k8s/bin (nor $CLAWKUBE_K8S_BIN) the node binaries are built too (--all), for tests/cluster/up.sh.
+if [ "$(id -u)" = 0 ]; then
+  all=""
+  [ -f "${CLAWKUBE_K8S_BIN:-$PWD/../shared/k8s/bin}/kubelet.xz" ] || all="--all"
+  echo "== Kubernetes 1.20.2 with reflect2 1.0.2 (tests/cluster/build-apiserver.sh $all)"
   build_log=$(mktemp)
-  if sh tests/cluster/build-apiserver.sh >"$build_log" 2>&1; then
+  if sh tests/cluster/build-apiserver.sh $all >"$build_log" 2>&1; then
     tail -n 1 "$build_log"
   else
     tail -n 40 "$build_log" >&2

@@ -20,8 +20,8 @@ from clawkube.contracts.manifests import GradingManifest
 from clawkube.lifecycle import bundle
 from clawkube.lifecycle.scoring import to_score
 from clawkube.results.model import Score, TrialResult, TrialState
-from clawkube.results.report import render
-from clawkube.results.summary import summarize
+from clawkube.reporting.report import render
+from clawkube.reporting.summary import summarize
 from clawkube.tasks.model import FileMapping, GraderSpec, TaskLoadError, TaskSpec
 
 REPO = Path(__file__).resolve().parents[1]

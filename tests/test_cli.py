@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
+from clawkube.contracts import termination
 from clawkube.lifecycle import bundle
-from clawkube.pod import TERMINATION_LIMIT, write_termination
 from clawkube.benchmarks.loader import load_task
 from tests.lifecycle_helpers import make_task
 
@@ -90,13 +90,13 @@ def test_pod_agent_then_pod_grade_hand_off_through_a_folder(tmp_path: Path):
     a = clawkube("pod", "agent", "--bundle", str(tmp_path / "agent.tgz"), "--workspace", str(tmp_path / "w/workspace"),
                  "--out", str(tmp_path / "aout"), "--harness", "oracle", "--termination-log", str(tmp_path / "ta"))
     assert a.returncode == 0, a.stderr
-    ta = json.loads((tmp_path / "ta").read_text())
-    assert ta["phase"] == "agent" and ta["exit_code"] == 0 and ta["error_kind"] is None
+    ta = termination.parse(json.loads((tmp_path / "ta").read_text()))
+    assert ta.phase == "agent" and ta.exit_code == 0 and ta.error_kind is None
     g = clawkube("pod", "grade", "--grading", str(tmp_path / "grading.tgz"), "--agent-artifacts",
                  str(tmp_path / "aout"), "--out", str(tmp_path / "gout"), "--termination-log", str(tmp_path / "tg"))
     assert g.returncode == 0, g.stderr
-    tg = json.loads((tmp_path / "tg").read_text())
-    assert tg["score"]["passed"] and tg["score"]["score"] == 1.0
+    tg = termination.parse(json.loads((tmp_path / "tg").read_text()))
+    assert tg.score.passed and tg.score.score == 1.0
     assert (tmp_path / "gout" / "score.json").exists()
 
 
@@ -106,18 +106,8 @@ def test_pod_grade_without_agent_artifacts_is_an_infra_error(tmp_path: Path):
     g = clawkube("pod", "grade", "--grading", str(tmp_path / "grading.tgz"), "--agent-artifacts",
                  str(tmp_path / "missing"), "--out", str(tmp_path / "gout"), "--termination-log", str(tmp_path / "tg"))
     assert g.returncode == 0, g.stderr  # the verdict travels in the termination message, not the exit code
-    tg = json.loads((tmp_path / "tg").read_text())
-    assert tg["score"] is None and tg["error_kind"] == "infra" and "agent's artifacts" in tg["error_message"]
-
-
-def test_termination_message_stays_within_the_kubernetes_limit(tmp_path: Path):
-    big = {"phase": "grade", "error_kind": None, "score": {"score": 0.5, "passed": False,
-                                                           "criteria": {f"c{i}": 0.5 for i in range(2000)}}}
-    write_termination(str(tmp_path / "t"), big)
-    data = (tmp_path / "t").read_bytes()
-    assert len(data) <= TERMINATION_LIMIT
-    msg = json.loads(data)
-    assert msg["truncated"] and msg["score"]["score"] == 0.5
+    tg = termination.parse(json.loads((tmp_path / "tg").read_text()))
+    assert tg.score is None and tg.error_kind == "infra" and "agent's artifacts" in tg.error_message
 
 
 def _names(path: Path) -> list[str]:
@@ -181,3 +171,26 @@ def test_the_runner_refuses_relative_paths(tmp_path: Path):
         LocalRunner(spec(tmp_path / "tasks"), Path("results"), progress=None)
     with pytest.raises(RunError, match="absolute"):
         LocalRunner(spec(Path("tasks")), tmp_path / "o", progress=None)
+
+
+def test_pod_commands_leave_no_grading_material_in_tmp(tmp_path: Path):
+    """`pod agent` / `pod grade` outside a pod (tests, a developer's machine) remove the bundles they unpacked
+    and the grading scratch: a shared /tmp must not keep a task's ground truth for the next agent to read."""
+    import tempfile
+
+    task = load_task(make_task(tmp_path))
+    (tmp_path / "agent.tgz").write_bytes(bundle.agent_bundle(task, "oracle"))
+    (tmp_path / "grading.tgz").write_bytes(bundle.grading_bundle(task))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env_tmp = {"TMPDIR": str(tmp)}
+    for argv in (["pod", "agent", "--bundle", "agent.tgz", "--workspace", "w/workspace", "--out", "aout",
+                  "--harness", "oracle", "--termination-log", "ta"],
+                 ["pod", "grade", "--grading", "grading.tgz", "--agent-artifacts", "aout", "--out", "gout",
+                  "--termination-log", "tg"]):
+        p = subprocess.run([sys.executable, "-m", "clawkube", *argv], cwd=tmp_path, capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(REPO / "operator"), **env_tmp), timeout=300)
+        assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "tg").read_text())["score"]["score"] == 1.0
+    assert list(tmp.iterdir()) == [], list(tmp.rglob("*"))
+    assert tempfile.gettempdir() != str(tmp)

@@ -14,6 +14,7 @@ from clawkube.benchmarks.base import Benchmark
 from clawkube.benchmarks.loader import load_task
 from clawkube.contracts import judge as judges
 from clawkube.contracts.grading import GradeRequest
+from clawkube.contracts.pod_env import PodEnv
 from clawkube.k8s.podspec import PodParams, agent_pod, grade_pod
 from clawkube.k8s.model import TaskTrialSpec
 from clawkube.lifecycle import bundle
@@ -161,8 +162,8 @@ def test_the_grading_pod_gets_the_judge_from_its_secret_and_agent_pods_never_do(
     env = _env(grade_pod(_params(judge), "s3://b/x"))
     assert env[judges.MODEL_ENV]["value"] == "jm" and env[judges.BASE_URL_ENV]["value"] == "http://judge/v1"
     assert env[judges.KEY_ENV]["valueFrom"] == {"secretKeyRef": {"name": "judge-secret", "key": "token"}}
-    assert judges.from_env({k: v.get("value", "") for k, v in env.items()}) == judges.JudgeConfig(
-        model="jm", base_url="http://judge/v1")
+    assert PodEnv.from_environ({k: v["value"] for k, v in env.items() if "value" in v}).judge_config() == \
+        judges.JudgeConfig(model="jm", base_url="http://judge/v1")
     for stage in ("execution", "authoring", "first_run", "summary"):
         pod = agent_pod(_params(judge, stage))
         text = json.dumps(pod)
@@ -171,4 +172,4 @@ def test_the_grading_pod_gets_the_judge_from_its_secret_and_agent_pods_never_do(
 
 def test_no_judge_no_judge_env():
     assert not any(n.startswith("CLAWKUBE_JUDGE") for n in _env(grade_pod(_params(None), "s3://b/x")))
-    assert judges.from_env({}) is None
+    assert PodEnv.from_environ({}).judge_config() is None

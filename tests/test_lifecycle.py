@@ -131,9 +131,9 @@ def test_grader_timeout_is_a_grading_error(tmp_path: Path):
 
 @pytest.mark.parametrize("body,needle", [
     ("    return {'overall_score': 1.5}", "outside 0..1"),
-    ("    return {'answer': 1.0}", "overall_score"),
     ("    return 'yes'", "expected a dict"),
-    ("    return {'overall_score': 'high'}", "not a number"),
+    ("    return {'overall_score': 'high'}", "no numeric field"),
+    ("    return {'overall_score': {1, 2}}", "not JSON serializable"),
 ])
 def test_bad_grader_output_is_a_grading_error(tmp_path: Path, body: str, needle: str):
     make_task(tmp_path, grader=f"def grade(transcript, workspace_path):\n{body}\n")
@@ -174,3 +174,22 @@ def test_warmup_failure_is_infra_and_retried(tmp_path: Path):
     md.write_text(md.read_text() + "\n## Warmup\n\n```bash\nexit 7\n```\n")
     (r,) = run(tmp_path / "tasks", tmp_path / "out").results
     assert r.error_kind == ErrorKind.INFRA and "warmup" in r.error_message and r.attempt == 3
+
+
+def test_a_retried_grading_is_counted_in_the_result_and_the_summary(tmp_path: Path):
+    """The grader crashes on its first call and passes on the second: the trial is graded, and the retried
+    grading shows in result.retries and the run summary's `retries` (not in its failed `errors`)."""
+    grader = ("import os\ndef grade(transcript, workspace_path):\n"
+              "    mark = os.path.join(workspace_path, '.graded-once')\n"
+              "    if not os.path.exists(mark):\n"
+              "        open(mark, 'w').close()\n"
+              "        raise RuntimeError('first grading crashes')\n"
+              "    return {'overall_score': 1.0}\n")
+    make_task(tmp_path, grader=grader)
+    sp = spec(tmp_path / "tasks")
+    sp.retry.grading_error = 2
+    outcome = LocalRunner(sp, tmp_path / "out", progress=None).run()
+    (r,) = outcome.results
+    assert r.score is not None and r.score.score == 1.0, r.error_message
+    assert r.retries == {"grading_error": 1}
+    assert outcome.summary.retries["grading_error"] == 1 and outcome.summary.errors["grading_error"] == 0

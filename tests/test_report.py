@@ -1,8 +1,8 @@
 import pytest
 
 from clawkube.results.model import TrialState
-from clawkube.results.report import render, render_progress, shown_ks
-from clawkube.results.summary import summarize
+from clawkube.reporting.report import render, render_progress, shown_ks
+from clawkube.reporting.summary import summarize
 from tests.test_summary import mixed_run, modes_run, tr
 
 

@@ -49,7 +49,7 @@ def test_mean_uses_grading_weights_and_sub_problem_means():
 
 
 @pytest.mark.parametrize("scoring,raw,needle", [
-    ("overall", {"a": 1.0}, "overall_score"),
+    ("overall", {}, "no numeric field"),
     ("claw-eval", {"robustness": 1.0}, "completion"),
     ("mean", {}, "no criteria"),
     ("overall", {"overall_score": -0.1}, "outside 0..1"),

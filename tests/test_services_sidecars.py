@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from clawkube import pod
+from clawkube.contracts import termination
 from clawkube.k8s.model import TaskTrialSpec
 from clawkube.k8s.podspec import PodParams, agent_pod
 from clawkube.lifecycle import bundle as bundles
@@ -126,8 +127,8 @@ def test_pod_agent_drives_the_sidecars(tmp_path: Path, pod_layout, monkeypatch):
     monkeypatch.delenv("CLAWKUBE_ARTIFACT_URI", raising=False)
     monkeypatch.delenv("CLAWKUBE_MODE", raising=False)
     assert pod.main_agent(_pod_args(tmp_path, bdir)) == 0
-    summary = json.loads((tmp_path / "termination-log").read_text())
-    assert summary["error_kind"] is None and summary["exit_code"] == 0, summary
+    summary = termination.parse(json.loads((tmp_path / "termination-log").read_text()))
+    assert summary.error_kind is None and summary.exit_code == 0, summary
     log = json.loads((tmp_path / "out" / "audit" / "todo.json").read_text())
     assert [(c["method"], c["path"], c["response"]["status"]) for c in log["calls"]] == [("PATCH", "/todos/t1", 200)]
     events = [json.loads(x) for x in (tmp_path / "out" / "transcript.jsonl").read_text().splitlines()]
@@ -152,8 +153,8 @@ def test_pod_agent_authoring_stage_starts_no_service_and_uploads_only_skills(tmp
     args = _pod_args(tmp_path, bdir)
     args.stage = "authoring"
     assert pod.main_agent(args) == 0
-    summary = json.loads((tmp_path / "termination-log").read_text())
-    assert summary["stage"] == "authoring" and summary["error_kind"] is None, summary
+    summary = termination.parse(json.loads((tmp_path / "termination-log").read_text()))
+    assert summary.stage == "authoring" and summary.error_kind is None, summary
     out = tmp_path / "out"
     assert (out / "skills" / "todo" / "SKILL.md").read_text() == "close t1\n"
     assert not (out / "workspace.tar.gz").exists() and not (out / "audit").exists()

@@ -3,7 +3,7 @@ import pytest
 from clawkube.results.model import ErrorKind, Score, TrialResult, TrialState, Usage
 from clawkube.benchmarks.claweval.plugin import ClawEvalSummary
 from clawkube.benchmarks.evoclaw.plugin import EvoClawSummary
-from clawkube.results.summary import RunSummary, execution_usage, summarize
+from clawkube.reporting.summary import RunSummary, execution_usage, summarize
 
 U = Usage(input_tokens=100, output_tokens=20, cost_usd=0.01, wall_seconds=10)  # total_tokens 0 -> read as 120
 
@@ -94,7 +94,7 @@ def test_per_category(mixed):
 
 
 def test_errors_count_latest_attempt_only(mixed):
-    assert mixed.errors == {"agent_timeout": 1, "agent_error": 0, "grading_error": 1, "infra": 0}
+    assert mixed.errors == {"agent_timeout": 1, "agent_error": 0, "grading_error": 1, "infra": 0, "setup_error": 0}
 
 
 def test_claw_eval_block(mixed):
@@ -250,3 +250,18 @@ def test_execution_usage_reader():
     r = evo("e1", "preskill", 0.8, usage=Usage(total_tokens=9), exec_usage=Usage(total_tokens=3))
     assert execution_usage(r).total_tokens == 3
     assert execution_usage(evo("e1", "baseline", 0.8, usage=Usage())) is None
+
+
+def test_retried_attempts_are_counted_beside_the_failed_trials():
+    """A trial that succeeded after its pod was deleted (infra, retried) still shows that retry in the run
+    summary, and a failed trial's earlier retried attempts count too; `errors` stays the failed trials."""
+    ok = tr("a1", 0, 1.0).model_copy(update={"retries": {"infra": 1}})
+    failed = tr("a1", 1, error=ErrorKind.GRADING_ERROR).model_copy(update={"retries": {"grading_error": 1, "infra": 2}})
+    s = summarize([ok, failed, tr("a2", 0, 0.5)], trials_per_task=2)
+    assert s.retries == {"agent_timeout": 0, "agent_error": 0, "grading_error": 1, "infra": 3, "setup_error": 0}
+    assert s.errors == {"agent_timeout": 0, "agent_error": 0, "grading_error": 1, "infra": 0, "setup_error": 0}
+    from clawkube.reporting.report import render
+    text = render(s)
+    assert "retried" in text and any(line.split()[:3] == ["infra", "0", "3"] for line in text.splitlines())
+    assert summarize([tr("a1", 0, 1.0)], trials_per_task=1).retries == \
+        {"agent_timeout": 0, "agent_error": 0, "grading_error": 0, "infra": 0, "setup_error": 0}

@@ -81,9 +81,11 @@ def test_load_task_rejects_non_tasks(tmp_path):
 
 
 def mixed_repo(root: Path) -> Path:
-    """A repo copy holding one sample of each format plus noise, under root/tasks (fixtures at root)."""
+    """A repo copy holding one sample of each format plus noise, under root/tasks (the Markdown samples'
+    fixtures at the repo root, where the real benchmarks keep theirs)."""
     (root / ".git").mkdir(parents=True)
-    shutil.copytree(REPO / "fixtures", root / "fixtures")
+    shutil.copytree(REPO / "tasks/wildclaw/fixtures", root / "fixtures")
+    shutil.copytree(REPO / "tasks/evoclaw/fixtures", root / "fixtures", dirs_exist_ok=True)
     tasks = root / "tasks"
     (tasks / "a" / "b").mkdir(parents=True)
     shutil.copy(REPO / "tasks/wildclaw/wild-log-errors.md", tasks / "a" / "wild.md")
@@ -104,12 +106,26 @@ def test_mixed_folder(tmp_path):
                    "claw-inventory": "claw-eval"}
     assert [(e.path.name, e.field) for e in report.errors] == [("broken.md", "Workspace Path")]
     wild = next(t for t in report.tasks if t.id == "wild-log-errors")
-    assert wild.workspace[0].src == (tmp_path / "fixtures/wildclaw/wild-log-errors/exec").resolve()
+    assert [m.src for m in wild.workspace if m.dest == "."] == [(tmp_path / "fixtures/wild-log-errors/exec").resolve()]
 
 
 def test_repo_tasks_folder_loads_cleanly():
     report = load_tasks(REPO / "tasks")
     assert report.errors == [] and len(report.tasks) == 6  # WildClawBench and EvoClawBench samples
+
+
+def test_sample_tasks_carry_their_fixtures(tmp_path):
+    """A copy of tasks/ alone (as `aws s3 sync tasks/ ...` or a ConfigMap stages it) loads every sample task;
+    a task whose fixture is missing is a load error naming it, never silently dropped; `fixtures/` folders
+    (skills with frontmatter, notes) are data, not tasks."""
+    shutil.copytree(REPO / "tasks", tmp_path / "tasks")
+    (tmp_path / ".git").mkdir()  # the lookup stops at the copy's root
+    report = load_tasks(tmp_path / "tasks")
+    assert report.errors == [] and len(report.tasks) == 12
+    shutil.rmtree(tmp_path / "tasks" / "evoclaw" / "fixtures" / "evo-word-stats")
+    report = load_tasks(tmp_path / "tasks")
+    assert len(report.tasks) == 11
+    assert [(e.path.name, e.field) for e in report.errors] == [("evo-word-stats.md", "workspace_files[0]")]
 
 
 def test_missing_root_is_an_error(tmp_path):

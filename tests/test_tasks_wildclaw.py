@@ -3,10 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from clawkube.benchmarks.wildclaw import load as wildclaw
-from clawkube.tasks.model import FileMapping, TaskLoadError
+from clawkube.tasks.model import FileMapping
 
 TASK = """---
 id: t1
@@ -95,13 +94,15 @@ def test_full_task(tmp_path):
         ("t1", "Task one", "productivity", 90, "text")
     assert task.format == "wildclawbench"
     assert task.source_path == (tmp_path / "tasks/wildclaw/t1.md").resolve()
-    assert task.prompt.startswith("Summarise `notes.txt`.") and "## this line is part of the prompt" in task.prompt
-    assert task.workspace == [FileMapping(src=ws / "exec", dest=".")]
+    # the benchmark's preamble, then the prompt up to the next '## ' line (the benchmark's parser ignores fences)
+    assert task.prompt.startswith("You are an expert in a restricted, non-interactive environment.")
+    assert "Summarise `notes.txt`." in task.prompt and "## this line" not in task.prompt
+    assert task.workspace == [FileMapping(src=ws / "tmp", dest="tmp"), FileMapping(src=ws / "exec", dest=".")]
     assert task.grading_files == [FileMapping(src=ws / "gt", dest="gt")]
     assert task.skills == [(tmp_path / "skills/summarise").resolve(), (tmp_path / "skills/extra").resolve()]
     assert task.env == ["OPENAI_API_KEY", "TZ"]
     assert task.warmup == ["mkdir -p out", "echo ready > out/state"]
-    assert task.reference_solution == "head -n 1 notes.txt > summary.txt\n"
+    assert task.reference_solution == "head -n 1 notes.txt > summary.txt"
     assert "def grade(" in task.grader.inline_code and task.grader.source_file is None
     assert task.expected_behavior == "Reads and summarises." and "summary exists" in task.grading_criteria
     assert all(p.is_absolute() and p.exists() for p in [task.source_path, *task.skills,
@@ -125,25 +126,24 @@ def test_without_gt_and_optional_sections(tmp_path):
     assert task.reference_solution is None and task.name == "t1"
 
 
-def test_workspace_next_to_task_wins_over_repo_root(tmp_path):
+def test_workspace_under_the_benchmark_root_wins(tmp_path):
     path = make_repo(tmp_path)
     local = path.parent / "fixtures" / "wildclaw" / "t1" / "exec"
     local.mkdir(parents=True)
-    assert wildclaw.load(path).workspace[0].src == local.resolve()
+    assert [m.src for m in wildclaw.load(path).workspace if m.dest == "."] == [(tmp_path / "fixtures/wildclaw/t1/exec").resolve()]
 
 
 def test_absolute_workspace_path(tmp_path):
     make_repo(tmp_path / "repo")
     ws = (tmp_path / "repo/fixtures/wildclaw/t1").resolve()
     path = make_repo(tmp_path / "other", workspace_line=f"`{ws}`")
-    assert wildclaw.load(path).workspace[0].src == ws / "exec"
+    assert [m.src for m in wildclaw.load(path).workspace if m.dest == "."] == [ws / "exec"]
 
 
-def test_search_stops_at_the_repository_root(tmp_path):
+def test_missing_workspace_loads_with_a_setup_error(tmp_path):
     outside = tmp_path / "fixtures" / "wildclaw" / "t2" / "exec"
     outside.mkdir(parents=True)
     path = make_repo(tmp_path / "repo", workspace_line="fixtures/wildclaw/t2")
-    with pytest.raises(TaskLoadError) as e:
-        wildclaw.load(path)
-    assert e.value.field == "Workspace Path" and "does not exist" in e.value.problem
-    assert str((tmp_path / "repo").resolve()) in e.value.problem
+    task = wildclaw.load(path)  # the search stops at the repository root: the folder outside it is not used
+    assert task.workspace == [] and task.grading_files == []
+    assert task.setup_error and str((tmp_path / "repo/fixtures/wildclaw/t2").resolve()) in task.setup_error

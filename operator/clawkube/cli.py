@@ -97,7 +97,7 @@ def build_spec(args: argparse.Namespace):
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .local.runner import LocalRunner, RunError
-    from .results.report import render
+    from .reporting.report import render
 
     try:
         spec = build_spec(args)
@@ -138,22 +138,29 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"skipped  {s.path}: {s.reason}")
     for t in report.tasks:
         print(f"ok       {t.id:<32} {t.format:<14} {t.category}")
+        for w in t.load_warnings:
+            print(f"  warning: {w}")
+        if t.setup_error:
+            print(f"  cannot run here: {t.setup_error}")
     for line in missing_requirements(sorted({t.format for t in report.tasks})):
         print(f"PROBLEM  {line}")
         problems += 1
-    if not args.no_run and report.tasks:
+    ready = [t for t in report.tasks if not t.setup_error]
+    if not args.no_run and ready:
         with tempfile.TemporaryDirectory(prefix="clawkube-validate-") as tmp:
-            for line, ok in check_oracle_nop(Path(args.path), report.tasks, Path(tmp), args.sandbox):
+            for line, ok in check_oracle_nop(Path(args.path), ready, Path(tmp), args.sandbox):
                 print(line)
                 problems += not ok
-    print(f"{len(report.tasks)} task(s) loaded, {len(report.errors)} malformed, {problems} problem(s)")
+    not_ready = len(report.tasks) - len(ready)
+    print(f"{len(report.tasks)} task(s) loaded, {len(report.errors)} malformed, {len(report.skipped)} template(s) "
+          f"skipped, {not_ready} cannot run here (see 'cannot run here'), {problems} problem(s)")
     return 1 if problems else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .lifecycle.trial import load_result
-    from .results.report import render
-    from .results.summary import summarize
+    from .local.trial import load_result
+    from .reporting.report import render
+    from .reporting.summary import summarize
 
     out = Path(args.results)
     run_file = out / "run.json"
@@ -212,6 +219,17 @@ def cmd_harness_install(args: argparse.Namespace) -> int:
             print(f"clawkube: error: {name}: {e}", file=sys.stderr)
             failed += 1
     return 1 if failed else 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .agents import doctor, install
+
+    unknown = [n for n in args.names if n not in install.PACKAGES]
+    if unknown:
+        return _die(f"unknown harness {', '.join(unknown)} (known: {', '.join(install.PACKAGES)})")
+    rep = doctor.diagnose(args.names or None, Path(args.home) if args.home else None)
+    print(rep.model_dump_json(indent=1) if args.json else doctor.render(rep))
+    return 0 if rep.ok else 1
 
 
 def parser() -> argparse.ArgumentParser:
@@ -299,6 +317,13 @@ def parser() -> argparse.ArgumentParser:
     hi.add_argument("--home", help="install folder (default: $CLAWKUBE_HARNESS_HOME, else /opt/clawkube/harnesses "
                                    "as root, else ~/.local/share/clawkube/harnesses)")
     hi.set_defaults(fn=cmd_harness_install)
+
+    dr = sub.add_parser("doctor", help="which harnesses are installed, their versions vs the tested ranges, whether "
+                                       "the sandbox user can run them, Node for OpenClaw, the sandbox backend")
+    dr.add_argument("names", nargs="*", help="harnesses to check (default: all five)")
+    dr.add_argument("--home", help="harness home to check (default as for `harness install`)")
+    dr.add_argument("--json", action="store_true")
+    dr.set_defaults(fn=cmd_doctor)
 
     op = sub.add_parser("operator", help="run the Kubernetes operator (settings from CLAWKUBE_* env)")
     op.set_defaults(fn=cmd_operator)

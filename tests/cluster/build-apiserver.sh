@@ -12,19 +12,26 @@
 # The vendored json-iterator 1.1.10 uses only reflect2 API that 1.0.2 still has (1.1.12 differs from it
 # by unrelated bug fixes), so it stays as it is.
 #
-# Usage: tests/cluster/build-apiserver.sh [OUTDIR]
+# Usage: tests/cluster/build-apiserver.sh [--all] [OUTDIR]
+#   --all also builds kube-controller-manager, kube-scheduler and kubelet from the same tree (with the same
+#   reflect2), for a machine without ../shared/k8s/bin: tests/cluster/up.sh then needs nothing else.
 #   OUTDIR defaults to ~/.cache/clawkube/k8s-1.20.2-fixed/<first 12 hex of this script's sha256>, the
-#   folder tests/cluster/controlplane.py looks in. Idempotent: exits at once when OUTDIR already holds a
-#   kube-apiserver built by this very script (OUTDIR/build-key). Needs root (apt-get); Debian packages
-#   only. Takes ~6-12 minutes on 2 cores (niced; docs/cluster.md has the measurements). WORK=DIR keeps
-#   the source tree and Go build cache there (a rebuild in it takes seconds).
+#   folder tests/cluster/controlplane.py and up.sh look in. Idempotent: exits at once when OUTDIR already holds
+#   the binaries asked for, built by this very script (OUTDIR/build-key). Needs root (apt-get); Debian packages
+#   only. Takes ~6-12 minutes on 2 cores for the apiserver, ~15-20 with --all (niced; docs/cluster.md has the
+#   measurements). WORK=DIR keeps the source tree and Go build cache there (a rebuild in it takes seconds).
 set -eu
 SELF=$(realpath "$0")
 KEY=$(sha256sum "$SELF" | cut -c1-12)
+WANT="kube-apiserver"
+if [ "${1:-}" = "--all" ]; then WANT="kube-apiserver kube-controller-manager kube-scheduler kubelet"; shift; fi
 OUT=${1:-${CLAWKUBE_K8S_FIXED_CACHE:-$HOME/.cache/clawkube/k8s-1.20.2-fixed}/$KEY}
 mkdir -p "$OUT" && OUT=$(realpath "$OUT")
-if [ -x "$OUT/kube-apiserver" ] && [ "$(cat "$OUT/build-key" 2>/dev/null)" = "$KEY" ]; then
-  echo "up to date: $OUT/kube-apiserver (build-key $KEY)"
+MISSING=""
+for b in $WANT; do [ -x "$OUT/$b" ] || MISSING="$MISSING $b"; done
+[ "$(cat "$OUT/build-key" 2>/dev/null)" = "$KEY" ] || MISSING=" $WANT"
+if [ -z "$MISSING" ]; then
+  echo "up to date: $(for b in $WANT; do printf '%s ' "$OUT/$b"; done)(build-key $KEY)"
   exit 0
 fi
 [ "$(id -u)" = 0 ] || { echo "build-apiserver.sh: needs root for apt-get" >&2; exit 1; }
@@ -75,10 +82,14 @@ sed -i 's#github.com/modern-go/reflect2 v1.0.1#github.com/modern-go/reflect2 v1.
 
 # `make` first runs the code generators: the source package lacks pkg/generated/openapi/zz_generated.openapi.go.
 mkdir -p .go/src/k8s.io && ln -sfn ../../.. .go/src/k8s.io/kubernetes
+WHAT=$(for b in $MISSING; do printf 'cmd/%s ' "$b"; done)
 GOCACHE=${GOCACHE:-$WORK/gocache} GOPATH=$PWD/.go CGO_ENABLED=0 HOME=$WORK \
-  nice -n 10 make WHAT=cmd/kube-apiserver GOLDFLAGS="-s -w"
-BIN=_output/bin/kube-apiserver
-"$BIN" --version | grep -qx 'Kubernetes v1.20.2' || { echo "build-apiserver.sh: unexpected version: $("$BIN" --version)" >&2; exit 1; }
-cp "$BIN" "$OUT/kube-apiserver.tmp" && mv "$OUT/kube-apiserver.tmp" "$OUT/kube-apiserver"
+  nice -n 10 make WHAT="${WHAT% }" GOLDFLAGS="-s -w"
+[ "$(cat "$OUT/build-key" 2>/dev/null)" = "$KEY" ] || rm -f "$OUT"/kube-*  "$OUT/kubelet"  # an older script's output
+for b in $MISSING; do
+  BIN=_output/bin/$b
+  "$BIN" --version | grep -qx 'Kubernetes v1.20.2' || { echo "build-apiserver.sh: unexpected version: $("$BIN" --version)" >&2; exit 1; }
+  cp "$BIN" "$OUT/$b.tmp" && mv "$OUT/$b.tmp" "$OUT/$b"
+done
 printf '%s\n' "$KEY" > "$OUT/build-key"
-echo "built $OUT/kube-apiserver with reflect2 $R2V in $(( $(date +%s) - START ))s"
+echo "built$MISSING in $OUT with reflect2 $R2V in $(( $(date +%s) - START ))s"

@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.cluster.controlplane import REPO, k8s_bin_source
+from tests.cluster.controlplane import REPO, fixed_apiserver_dir, k8s_bin_source
 
 HERE = Path(__file__).resolve().parent
 OWNER_FILE = Path("/run/clawkube-cluster.state")
@@ -58,10 +58,18 @@ def unavailable_reason() -> str | None:
             return "not root: the kubelet and containerd need root"
         if shutil.which("bash") is None:
             return "no bash"
-        missing = [b for b in ("kube-apiserver", "kubelet") if not (k8s_bin_source() / f"{b}.xz").exists()]
-        if missing:
-            return f"no Kubernetes binaries {missing} in {k8s_bin_source()} (set CLAWKUBE_K8S_BIN)"
+        missing = missing_binaries()
+        if missing and shutil.which("apt-get") is None:
+            return (f"no Kubernetes binaries {missing} in {k8s_bin_source()} (set CLAWKUBE_K8S_BIN) and no apt-get "
+                    f"to build them from Debian's source (tests/cluster/build-apiserver.sh --all)")
     return None
+
+
+def missing_binaries() -> list[str]:
+    """The binaries up.sh needs that neither the fixed build nor $CLAWKUBE_K8S_BIN holds (up.sh builds those)."""
+    fixed = fixed_apiserver_dir()
+    return [b for b in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet")
+            if not (fixed is not None and (fixed / b).is_file()) and not (k8s_bin_source() / f"{b}.xz").exists()]
 
 
 def _run(argv: list[str], timeout: float, what: str) -> str:
@@ -78,7 +86,7 @@ class Cluster:
     started_here: bool
 
     @classmethod
-    def ensure(cls, state: Path | None = None, timeout: float = 600) -> "Cluster":
+    def ensure(cls, state: Path | None = None, timeout: float = 2700) -> "Cluster":  # up.sh may build k8s once
         """Reuse $CLAWKUBE_CLUSTER_KUBECONFIG or the machine's running cluster; else run up.sh STATE_DIR."""
         env = os.environ.get("CLAWKUBE_CLUSTER_KUBECONFIG")
         if env:

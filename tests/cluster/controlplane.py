@@ -7,8 +7,9 @@ Used by the pytest fixtures, the Helm checks and the bench scripts:
 
 Binaries: Kubernetes 1.20.2 server binaries (xz) from $CLAWKUBE_K8S_BIN or ../shared/k8s/bin, unpacked once
 into ~/.cache/clawkube/k8s-1.20.2. etcd and openssl come from Debian's packages (etcd-server, openssl).
-kube-apiserver: unless $CLAWKUBE_K8S_BIN is set, the reflect2-fixed build of build-apiserver.sh is preferred when
-it is in ~/.cache/clawkube/k8s-1.20.2-fixed/<script hash>/ (the shared one crashes now and then: docs/cluster.md).
+kube-apiserver: the reflect2-fixed build of build-apiserver.sh whenever it is in
+~/.cache/clawkube/k8s-1.20.2-fixed/<script hash>/ ($CLAWKUBE_K8S_BIN does not change that: the shared one crashes
+on custom-resource writes, docs/cluster.md); the shared one only when there is no fixed build.
 `ControlPlane.unavailable_reason()` says why one cannot be started here (tests skip with that reason).
 """
 from __future__ import annotations
@@ -73,11 +74,10 @@ def fixed_apiserver_dir(cache: Path | None = None, script: Path | None = None) -
 
 
 def apiserver_binary() -> Path:
-    """$CLAWKUBE_K8S_BIN's kube-apiserver if that is set, else the fixed build if present, else the shared one."""
-    if not os.environ.get("CLAWKUBE_K8S_BIN"):
-        fixed = fixed_apiserver_dir()
-        if fixed is not None:
-            return fixed / "kube-apiserver"
+    """The reflect2-fixed build when present (whatever $CLAWKUBE_K8S_BIN says), else the shared one."""
+    fixed = fixed_apiserver_dir()
+    if fixed is not None:
+        return fixed / "kube-apiserver"
     return ensure_binary("kube-apiserver")
 
 
@@ -140,7 +140,7 @@ class ControlPlane:
             return "etcd not installed (apt-get install etcd-server)"
         if shutil.which("openssl") is None:
             return "openssl not installed"
-        if not os.environ.get("CLAWKUBE_K8S_BIN") and fixed_apiserver_dir() is not None:
+        if fixed_apiserver_dir() is not None:
             return None
         for b in ("kube-apiserver",):
             if not (CACHE / b).exists() and not (k8s_bin_source() / f"{b}.xz").exists():

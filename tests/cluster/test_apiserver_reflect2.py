@@ -39,7 +39,8 @@ def test_fixed_apiserver_dir(tmp_path, binary, stamp, found):
     assert fixed_apiserver_dir(tmp_path / "cache", script) == (d if found else None)
 
 
-def test_apiserver_binary_prefers_the_fixed_build_unless_k8s_bin_is_set(tmp_path, monkeypatch):
+def test_apiserver_binary_prefers_the_fixed_build_even_with_k8s_bin_set(tmp_path, monkeypatch):
+    """CLAWKUBE_K8S_BIN names where the *.xz binaries are; it never silently swaps in the crashing apiserver."""
     fixed = tmp_path / "fixed"
     fixed.mkdir()
     monkeypatch.setattr(controlplane, "fixed_apiserver_dir", lambda: fixed)
@@ -47,7 +48,7 @@ def test_apiserver_binary_prefers_the_fixed_build_unless_k8s_bin_is_set(tmp_path
     monkeypatch.delenv("CLAWKUBE_K8S_BIN", raising=False)
     assert apiserver_binary() == fixed / "kube-apiserver"
     monkeypatch.setenv("CLAWKUBE_K8S_BIN", str(tmp_path / "mine"))
-    assert apiserver_binary() == tmp_path / "shared" / "kube-apiserver"
+    assert apiserver_binary() == fixed / "kube-apiserver"
     monkeypatch.delenv("CLAWKUBE_K8S_BIN")
     monkeypatch.setattr(controlplane, "fixed_apiserver_dir", lambda: None)
     assert apiserver_binary() == tmp_path / "shared" / "kube-apiserver"

@@ -48,14 +48,29 @@ def test_running_state_dir_only_when_every_component_is_alive(tmp_path, sleeper,
 
 
 def test_unavailable_reason_names_the_missing_binaries(tmp_path, monkeypatch):
+    """Without ../shared (a fresh clone elsewhere) up.sh builds the binaries: only a machine that cannot build
+    them (no apt-get) has no cluster."""
     monkeypatch.delenv("CLAWKUBE_CLUSTER_KUBECONFIG", raising=False)
     monkeypatch.setattr(cl, "running_state_dir", lambda: None)
+    monkeypatch.setattr(cl, "fixed_apiserver_dir", lambda: None)
     monkeypatch.setenv("CLAWKUBE_K8S_BIN", str(tmp_path))
+    assert cl.missing_binaries() == ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet"]
+    monkeypatch.setattr(cl.shutil, "which", lambda name: None if name == "apt-get" else f"/usr/bin/{name}")
     reason = cl.unavailable_reason()
     if os.geteuid() != 0:
         assert reason.startswith("not root")
     else:
-        assert reason == f"no Kubernetes binaries ['kube-apiserver', 'kubelet'] in {tmp_path} (set CLAWKUBE_K8S_BIN)"
+        assert reason.startswith(f"no Kubernetes binaries ['kube-apiserver', 'kube-controller-manager', "
+                                 f"'kube-scheduler', 'kubelet'] in {tmp_path}") and "no apt-get" in reason
+        monkeypatch.setattr(cl.shutil, "which", lambda name: f"/usr/bin/{name}")
+        assert cl.unavailable_reason() is None  # up.sh builds them
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    for b in ("kube-apiserver", "kubelet"):
+        (fixed / b).write_bytes(b"\x7fELF")
+    (tmp_path / "kube-scheduler.xz").write_bytes(b"")
+    monkeypatch.setattr(cl, "fixed_apiserver_dir", lambda: fixed)
+    assert cl.missing_binaries() == ["kube-controller-manager"]
     monkeypatch.setenv("CLAWKUBE_CLUSTER_KUBECONFIG", str(tmp_path / "kc"))
     assert cl.unavailable_reason() is None  # a given cluster needs nothing on this machine
 

@@ -8,7 +8,8 @@
 # After changing this script, down.sh + up.sh: running components keep their old flags.
 # Idempotent: components already running (pid file + live loop whose command line names STATE_DIR) are left
 # alone, missing ones are started, so running it twice, or after a crash, or after down.sh, is fine.
-# Installs its Debian packages when missing. Kubernetes binaries: $CLAWKUBE_K8S_BIN or <repo>/../shared/k8s/bin (*.xz).
+# Installs its Debian packages when missing. Kubernetes binaries: the reflect2-fixed build of build-apiserver.sh,
+# else $CLAWKUBE_K8S_BIN or <repo>/../shared/k8s/bin (*.xz); built from Debian's source when neither has them.
 # Pod network: bridge kpod0 10.88.0.0/24 with no default route; forwarding out of the bridge is dropped.
 # The node's address is the bridge's own address 10.88.0.1 (the kubelet refuses loopback node addresses).
 # See docs/cluster.md.
@@ -49,26 +50,39 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# --- Kubernetes binaries
+# --- Kubernetes binaries: each from the reflect2-fixed build of build-apiserver.sh when it holds it
+# (~/.cache/clawkube/k8s-1.20.2-fixed/<script hash>/; always for kube-apiserver: the shared build crashes on
+# custom-resource writes), else unpacked from $K8S_BIN/*.xz. What neither has is built here (build-apiserver.sh,
+# --all when a node binary is missing too: ~15-20 min once per machine), so a fresh clone without ../shared works.
 mkdir -p "$S"/bin "$S"/pki "$S"/logs "$S"/img
-for b in kube-apiserver kube-controller-manager kube-scheduler kubelet; do
-  [ -x "$S/bin/$b" ] && continue
-  [ -f "$K8S_BIN/$b.xz" ] || die "$K8S_BIN/$b.xz not found (set CLAWKUBE_K8S_BIN to the folder holding the *.xz binaries)"
-  xz -dc "$K8S_BIN/$b.xz" > "$S/bin/$b.tmp" && chmod +x "$S/bin/$b.tmp" && mv "$S/bin/$b.tmp" "$S/bin/$b"
+BUILD="$HERE/build-apiserver.sh"
+FIXED="${CLAWKUBE_K8S_FIXED_CACHE:-$HOME/.cache/clawkube/k8s-1.20.2-fixed}/$(sha256sum "$BUILD" | cut -c1-12)"
+fixed_has() { [ -x "$FIXED/$1" ] && [ "$(cat "$FIXED/build-key" 2>/dev/null)" = "$(basename "$FIXED")" ]; }
+need_build=""
+for b in kube-controller-manager kube-scheduler kubelet; do
+  fixed_has "$b" || [ -x "$S/bin/$b" ] || [ -f "$K8S_BIN/$b.xz" ] || need_build="--all"
 done
-# kube-apiserver: the reflect2-fixed build of build-apiserver.sh when it is there and $CLAWKUBE_K8S_BIN is unset
-# (the shared build crashes on custom-resource writes; same rule as controlplane.py's apiserver_binary())
-APISERVER="$S/bin/kube-apiserver"
-if [ -z "${CLAWKUBE_K8S_BIN:-}" ] && [ -f "$HERE/build-apiserver.sh" ]; then
-  key=$(sha256sum "$HERE/build-apiserver.sh" | cut -c1-12)
-  fixed="${CLAWKUBE_K8S_FIXED_CACHE:-$HOME/.cache/clawkube/k8s-1.20.2-fixed}/$key"
-  if [ -x "$fixed/kube-apiserver" ] && [ "$(cat "$fixed/build-key" 2>/dev/null)" = "$key" ]; then
-    APISERVER="$fixed/kube-apiserver"
-  else
-    log "warning: no reflect2-fixed kube-apiserver in $fixed (tests/cluster/build-apiserver.sh builds it);" \
-        "the shared one crashes on custom-resource writes"
+if [ -n "$need_build" ] || ! fixed_has kube-apiserver; then
+  log "building Kubernetes 1.20.2 from Debian's source ($BUILD $need_build; ~6-20 min, once per machine)" \
+      "$([ -n "$need_build" ] && echo "because $K8S_BIN holds no *.xz binaries")"
+  blog="$S/logs/build-apiserver.log"
+  mkdir -p "$S/logs"
+  if ! sh "$BUILD" $need_build > "$blog" 2>&1; then
+    tail -n 20 "$blog" >&2
+    [ -n "$need_build" ] && die "no Kubernetes binaries: $K8S_BIN has none and the build failed (log: $blog)"
+    log "WARNING: the reflect2-fixed kube-apiserver could not be built (log: $blog): using $K8S_BIN/kube-apiserver.xz," \
+        "which CRASHES on custom-resource writes (docs/cluster.md)"
   fi
 fi
+for b in kube-apiserver kube-controller-manager kube-scheduler kubelet; do
+  if fixed_has "$b"; then ln -sfn "$FIXED/$b" "$S/bin/$b"; continue; fi
+  [ -x "$S/bin/$b" ] && [ ! -L "$S/bin/$b" ] && continue
+  [ -f "$K8S_BIN/$b.xz" ] || die "$K8S_BIN/$b.xz not found (set CLAWKUBE_K8S_BIN to the folder holding the *.xz binaries)"
+  rm -f "$S/bin/$b"
+  xz -dc "$K8S_BIN/$b.xz" > "$S/bin/$b.tmp" && chmod +x "$S/bin/$b.tmp" && mv "$S/bin/$b.tmp" "$S/bin/$b"
+done
+APISERVER=$(readlink -f "$S/bin/kube-apiserver")
+log "kube-apiserver: $APISERVER"
 
 # --- certificates (once per STATE_DIR)
 cd "$S/pki"
@@ -136,7 +150,6 @@ cp "$HERE/cni-podnet.conflist" /etc/cni/net.d/10-clawkube-podnet.conflist
 start etcd etcd --name clawkube --data-dir "$S/etcd" --listen-client-urls http://127.0.0.1:2379 \
   --advertise-client-urls http://127.0.0.1:2379 --listen-peer-urls http://127.0.0.1:2380 \
   --initial-advertise-peer-urls http://127.0.0.1:2380 --initial-cluster clawkube=http://127.0.0.1:2380
-log "kube-apiserver: $APISERVER"
 start apiserver "$APISERVER" --etcd-servers=http://127.0.0.1:2379 --bind-address=127.0.0.1 \
   --advertise-address=127.0.0.1 --secure-port=6443 \
   --tls-cert-file="$S/pki/apiserver.crt" --tls-private-key-file="$S/pki/apiserver.key" --client-ca-file="$S/pki/ca.crt" \

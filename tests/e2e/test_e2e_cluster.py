@@ -174,8 +174,8 @@ def fixed_apiserver() -> Optional[Path]:
     from tests.cluster.cluster import running_state_dir, unavailable_reason
     from tests.cluster.controlplane import FIXED_CACHE, fixed_apiserver_dir
 
-    if os.environ.get("CLAWKUBE_K8S_BIN") or os.environ.get("CLAWKUBE_CLUSTER_KUBECONFIG"):
-        return None  # someone else's binaries / cluster: their choice
+    if os.environ.get("CLAWKUBE_CLUSTER_KUBECONFIG"):
+        return None  # someone else's cluster: their choice
     if unavailable_reason():
         return None  # no cluster here at all: the `cluster` fixture skips (or fails) with the reason
     state = running_state_dir()
@@ -496,9 +496,9 @@ def test_evoclaw_modes_run_stage_by_stage_on_real_pods(stack: Stack):
 
     st = stack
     t0 = time.monotonic()
-    essay = "fixtures/evoclaw/evo-word-stats/essay.txt"
+    essay = "fixtures/evo-word-stats/essay.txt"
     tasks = {"inline": [{"name": "evo-word-stats.md", "content": Path(TASK.source_path).read_text()},
-                        {"name": essay, "content": (REPO / essay).read_text()}]}
+                        {"name": essay, "content": (REPO / "tasks" / "evoclaw" / essay).read_text()}]}
     st.create_run("modes", "script", args={"commands": EXECUTE, "authoring_commands": WRITE_SKILL}, tasks=tasks,
                   modes=["baseline", "preskill", "postskill"], parallelism=3)
     run = st.wait_finished("modes", timeout=420)["status"]

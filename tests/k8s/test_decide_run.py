@@ -1,9 +1,11 @@
 """Table tests of the run-level decision: staging, trial creation, parallelism, budgets, fairness, status."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from clawkube.artifacts.uri import S3Uri
 from clawkube.k8s import conditions as C
-from clawkube.k8s.actions import CreatePod, CreateTrial, Emit, PatchRun, StageTasks
+from clawkube.k8s.actions import CreatePod, CreateTrial, Emit, PatchRun, StageTasks, UploadSummary
 from clawkube.k8s.decide_run import RunContext, decide_run, demand
 from clawkube.k8s.model import RunPhase, RunStatus, TrialStatus
 from clawkube.k8s.names import trial_name
@@ -22,6 +24,20 @@ def staged_status(tasks=("t1", "t2")) -> RunStatus:
 
 def trials_for(tasks=("t1", "t2"), n=1, status=None):
     return [trial(trial_name("r", t, i), status=status, task=t, index=i) for t in tasks for i in range(n)]
+
+
+def finish(r, slots=5):
+    """Two passes over a run whose trials are all done: the first writes summary.json (UploadSummary; still
+    Running), the second, with SummaryUploaded set as the actuator would, completes it. -> (actions of pass 2,
+    the UploadSummary of pass 1)."""
+    first = decide_run(r, CTX, slots=slots)
+    st = next(a for a in first if isinstance(a, PatchRun)).status
+    assert st.phase == RunPhase.RUNNING and C.get(st.conditions, C.PROGRESSING).reason == "WritingSummary"
+    (up,) = [a for a in first if isinstance(a, UploadSummary)]
+    assert up.prefix_uri == "s3://bkt/pre/r/" and up.summary == st.summary and up.run_record["tasks"]
+    uploaded = st.model_copy(update={"conditions": C.set_condition(st.conditions, C.SUMMARY_UPLOADED, True,
+                                                                   "Uploaded", "", T0)})
+    return decide_run(replace(r, status=uploaded), CTX, slots=slots), up
 
 
 def agent_creates(actions):
@@ -124,7 +140,7 @@ def test_budget_exhausted_and_nothing_in_flight_completes_the_run():
                        conditions=C.set_condition([], C.ARTIFACTS_UPLOADED, True, "Uploaded", "", T0))
     ts = trials_for(("t1",), status=done) + trials_for(("t2",))
     r = run_obs(status=staged_status(), trial_objs=ts, budgets={"maxCostUsd": 1.5})
-    patch = next(a for a in decide_run(r, CTX, slots=5) if isinstance(a, PatchRun))
+    patch = next(a for a in finish(r)[0] if isinstance(a, PatchRun))
     assert patch.status.phase == RunPhase.SUCCEEDED
     assert C.get(patch.status.conditions, C.SUCCEEDED).reason == "BudgetExhausted"
     assert patch.status.counts.queued == 1 and patch.status.counts.succeeded == 1
@@ -141,7 +157,8 @@ def test_run_status_aggregates_trials():
           trial(trial_name("r", "t2", 0), graded(0.5, 20), task="t2"),
           trial(trial_name("r", "t3", 0), failed, task="t3")]
     r = run_obs(status=staged_status(("t1", "t2", "t3")), trial_objs=ts)
-    actions = decide_run(r, CTX, slots=5)
+    actions, up = finish(r)
+    assert up.summary["overall"]["trials_finished"] == 3 and up.run_record["tasks"] == ["t1", "t2", "t3"]
     st = next(a for a in actions if isinstance(a, PatchRun)).status
     assert st.phase == RunPhase.SUCCEEDED and st.progress == "3/3"
     assert st.mean_score == 0.75 and st.pass_rate == round(1 / 3, 4)
@@ -180,3 +197,44 @@ def test_budget_state_counts_input_plus_output_when_total_missing():
     b = budget_state(Budgets(max_tokens=100), [Usage(input_tokens=60, output_tokens=50)])
     assert b.exhausted and b.tokens == 110
     assert not budget_state(Budgets(), [Usage(total_tokens=10**9, cost_usd=10**6)]).exhausted
+
+
+def _all_done(tasks=("t1",)):
+    done = TrialStatus(attempt=1, scheduled=True, state=TrialState.SUCCEEDED, score={"score": 1, "passed": True},
+                       failures={"infra": 1},  # its first agent pod was deleted: retried
+                       conditions=C.set_condition([], C.ARTIFACTS_UPLOADED, True, "Uploaded", "", T0))
+    return trials_for(tasks, status=done)
+
+
+def test_the_run_succeeds_only_once_summary_json_is_written():
+    r = run_obs(status=staged_status(("t1",)), trial_objs=_all_done())
+    first = decide_run(r, CTX, 5)
+    st = next(a for a in first if isinstance(a, PatchRun)).status
+    assert st.phase == RunPhase.RUNNING and "summary.json under s3://bkt/pre/r/" in \
+        C.get(st.conditions, C.PROGRESSING).message
+    assert st.retries == {"infra": 1} and st.summary["retries"]["infra"] == 1  # the deleted pod's retry counts
+    # the upload failed: retried after the backoff, the failure named in Progressing
+    failed = st.model_copy(update={"summary_upload_attempts": 1, "last_summary_upload": C.ts(at(10)),
+                                   "conditions": C.set_condition(st.conditions, C.SUMMARY_UPLOADED, False,
+                                                                 "UploadFailed", "S3 down", T0)})
+    again = decide_run(replace(r, status=failed), RunContext(now=at(15), artifact_root=S3Uri("bkt", "pre")), 5)
+    assert not any(isinstance(a, UploadSummary) for a in again)
+    st2 = next(a for a in again if isinstance(a, PatchRun)).status
+    assert st2.phase == RunPhase.RUNNING and "S3 down" in C.get(st2.conditions, C.PROGRESSING).message
+    later = decide_run(replace(r, status=st2), RunContext(now=at(25), artifact_root=S3Uri("bkt", "pre")), 5)
+    assert any(isinstance(a, UploadSummary) for a in later)
+    actions, _ = finish(r)
+    st3 = next(a for a in actions if isinstance(a, PatchRun)).status
+    assert st3.phase == RunPhase.SUCCEEDED and not any(isinstance(a, UploadSummary) for a in actions)
+
+
+def test_tasks_that_did_not_load_fail_the_run_after_the_others_finish():
+    status = staged_status(("t1",)).model_copy(update={"task_errors": ["evo.md: field 'workspace_files': missing"]})
+    r = run_obs(status=status, trial_objs=_all_done())
+    actions, up = finish(r)
+    assert up.run_record["task_errors"] == ["evo.md: field 'workspace_files': missing"]
+    st = next(a for a in actions if isinstance(a, PatchRun)).status
+    assert st.phase == RunPhase.FAILED and st.counts.succeeded == 1  # the results that were obtained are kept
+    cond = C.get(st.conditions, C.SUCCEEDED)
+    assert cond.status == "False" and cond.reason == "TasksNotLoaded" and "workspace_files" in cond.message
+    assert any(isinstance(a, Emit) and a.reason == "Failed" for a in actions)

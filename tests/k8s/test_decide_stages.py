@@ -168,9 +168,9 @@ def test_postskill_summary_gets_the_first_runs_score_and_agent_artifacts_never_g
     (summary,) = created(actions)
     assert (summary.name, summary.role, summary.stage) == (SUMMARY, "agent", "summary")
     assert summary.agent_artifacts_uri == URI + "first_run/"  # the agent's own artifacts, not first_run_grade/
-    record = json.loads(summary.first_run)
+    record = summary.first_run.model_dump(mode="json")  # contracts.pod_env.FirstRunRecord: no grader details
     assert record == {"score": {"score": 0.4, "passed": False, "dimensions": {}, "criteria": {"c1": 0.4},
-                                "sub_problems": {}}, "agent_error": None, "grading_error": None}
+                                "sub_problems": {}, "details": {}}, "agent_error": None, "grading_error": None}
     # summary done: the second run starts with the summary's skills
     pods.append(done(SUMMARY, stage_msg("summary", tokens=5), finished=30))
     actions, t = step(t, pods)
@@ -199,9 +199,9 @@ def test_postskill_first_run_grading_error_is_recorded_and_withheld_from_the_sum
                                    "error_message": "AssertionError: expected 'secret-answer'"}, finished=20))
     actions, t = step(t, pods)
     (summary,) = created(actions)
-    record = json.loads(summary.first_run)
-    assert record["score"] is None and record["agent_error"] == "over budget"
-    assert "secret-answer" not in summary.first_run and record["grading_error"]
+    record = summary.first_run
+    assert record.score is None and record.agent_error == "over budget"
+    assert "secret-answer" not in record.model_dump_json() and record.grading_error
     assert t.status.stages[1].error_kind == ErrorKind.GRADING_ERROR and t.status.failures == {}
 
 

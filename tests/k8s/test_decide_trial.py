@@ -103,10 +103,13 @@ def test_agent_terminated_ok_records_outcome_and_starts_grading():
     (pod(A1, "Failed", exit_code=137, term_reason="OOMKilled"), ErrorKind.AGENT_ERROR, "OOMKilled"),
     (pod(A1, "Failed", reason="DeadlineExceeded"), ErrorKind.AGENT_TIMEOUT, "DeadlineExceeded"),
     (pod(A1, "Failed", exit_code=1), ErrorKind.INFRA, "NoTerminationMessage"),
-    (pod(A1, "Succeeded", message={**agent_ok(), "timed_out": True}), ErrorKind.AGENT_TIMEOUT, "AgentTimeout"),
-    (pod(A1, "Succeeded", message={**agent_ok(), "error_kind": "agent_error", "error_message": "boom"}),
-     ErrorKind.AGENT_ERROR, "AgentError"),
+    # reported, but its artifacts never reached the store: nothing to grade
+    (pod(A1, "Succeeded", message={**agent_ok(), "error_kind": "agent_error", "error_message": "boom",
+                                   "upload_error": "EndpointConnectionError"}), ErrorKind.AGENT_ERROR, "AgentError"),
     (pod(A1, "Succeeded", message={**agent_ok(), "error_kind": "infra"}), ErrorKind.INFRA, "Infra"),
+    (pod(A1, "Succeeded", message={**agent_ok(), "error_kind": "agent_eror"}), ErrorKind.INFRA,
+     "BadTerminationMessage"),  # a misspelt field value is an error, not silently dropped
+    (pod(A1, "Succeeded", message={**agent_ok(), "exitcode": 0}), ErrorKind.INFRA, "BadTerminationMessage"),
     (pod(A1, "Succeeded", message={**agent_ok(), "upload_error": "EndpointConnectionError"}), ErrorKind.INFRA,
      "ArtifactUploadFailed"),
 ])
@@ -123,6 +126,32 @@ def test_agent_failure_kinds(agent, kind, reason):
         assert s.state == TrialState.FAILED and s.error_kind == kind
         assert C.is_true(s.conditions, C.FAILED)
         assert any(isinstance(a, UploadResult) for a in actions)
+
+
+REPORTED = [({**agent_ok(), "timed_out": True}, ErrorKind.AGENT_TIMEOUT),
+            ({**agent_ok(), "error_kind": "agent_error", "error_message": "boom"}, ErrorKind.AGENT_ERROR)]
+
+
+@pytest.mark.parametrize("message,kind", REPORTED)
+def test_a_reported_agent_failure_is_retried_within_its_policy(message, kind):
+    retry = RetryPolicy(agent_timeout=2, agent_error=2)
+    _, t = step(trial(status=scheduled()), [pod(A1, "Succeeded", message=message)], ctx(retry=retry))
+    s = t.status
+    assert s.failures == {kind.value: 1} and s.attempt == 2 and not s.scheduled and not s.finished
+
+
+@pytest.mark.parametrize("message,kind", REPORTED)
+def test_a_reported_agent_failure_without_retries_left_is_graded_with_its_error(message, kind):
+    retry = RetryPolicy(agent_timeout=2, agent_error=2)
+    earlier = scheduled(attempt=2, failures={kind.value: 1})
+    a2, g2 = "r-t1-0-a2-agent", "r-t1-0-a2-grade"
+    actions, t = step(trial(status=earlier), [pod(a2, "Succeeded", message=message)], ctx(retry=retry))
+    assert [a.name for a in actions if isinstance(a, CreatePod)] == [g2]  # graded as the agent left it
+    assert t.status.failures == {kind.value: 1} and t.status.agent.error_kind == kind
+    _, t = step(t, [pod(a2, "Succeeded", message=message), pod(g2, "Succeeded", message=grade_ok(0.5))],
+                ctx(retry=retry))
+    s = t.status
+    assert s.state == TrialState.SUCCEEDED and s.score.score == 0.5 and s.error_kind == kind
 
 
 def test_retry_uses_a_new_attempt_name_and_keeps_usage():
@@ -244,3 +273,32 @@ def test_agent_container_done_while_service_sidecars_shut_down_counts_as_termina
     actions, t = step(trial(status=scheduled()), [sidecars_running], ctx())
     assert [a.name for a in actions if isinstance(a, CreatePod)] == [G1]
     assert t.status.agent is not None
+
+
+def test_a_score_whose_upload_failed_is_graded_again_never_succeeds():
+    """The grading pod scored, but its score.json / grader.log did not reach the store: the trial may not read
+    Succeeded with the promised a<N>/grade<M>/ artifacts missing; it is an infra failure, graded again."""
+    s = agent_done()
+    lost = pod(G1, "Succeeded", message={**grade_ok(0.8), "upload_error": "EndpointConnectionError: S3 down"})
+    actions, t = step(trial(status=s), [pod(A1, "Succeeded", message=agent_ok()), lost], ctx(retry=RetryPolicy(infra=2)))
+    assert t.status.state != TrialState.SUCCEEDED and t.status.score is None
+    assert t.status.failures == {"infra": 1} and t.status.history[-1].reason == "ArtifactUploadFailed"
+    assert t.status.grade_attempt == 2 and t.status.attempt == 1 and not any(isinstance(a, UploadResult) for a in actions)
+    actions, t = step(t, [pod(A1, "Succeeded", message=agent_ok()), lost], ctx())
+    assert [a.name for a in actions if isinstance(a, CreatePod)] == ["r-t1-0-a1-grade-2"]
+    # out of infra retries: failed for good, never a score without its artifacts
+    _, t = step(trial(status=s), [pod(A1, "Succeeded", message=agent_ok()), lost], ctx(retry=RetryPolicy(infra=1)))
+    assert t.status.state == TrialState.FAILED and t.status.error_kind == ErrorKind.INFRA and t.status.score is None
+
+
+def test_retries_after_a_deleted_pod_reach_the_trial_result():
+    """A deleted agent pod is an infra failure that is retried; when the retry succeeds, the TrialResult (and so
+    the run summary's `retries`) still counts it; a trial that failed for good counts only its earlier tries."""
+    from clawkube.k8s.aggregate import retried
+
+    _, t = step(trial(status=scheduled()), [], ctx(retry=RetryPolicy(infra=3)))  # the agent pod disappeared
+    assert t.status.failures == {"infra": 1} and t.status.history[-1].reason == "PodDeleted"
+    assert retried(t.status.model_copy(update={"state": TrialState.SUCCEEDED})) == {"infra": 1}
+    gone = t.status.model_copy(update={"state": TrialState.FAILED, "error_kind": ErrorKind.INFRA,
+                                       "failures": {"infra": 3, "grading_error": 1}})
+    assert retried(gone) == {"infra": 2, "grading_error": 1}

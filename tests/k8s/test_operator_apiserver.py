@@ -93,6 +93,11 @@ def test_run_end_to_end(cluster, bucket, s3, s3_server, operator_factory):
     assert st["usage"]["inputTokens"] == 400 and st["usage"]["costUsd"] == pytest.approx(0.04)
     assert st["summary"]["overall"]["trials_finished"] == 4
     assert {c["type"]: c["status"] for c in st["conditions"]}["Succeeded"] == "True"
+    # the run's own files beside its trials: summary.json (= status.summary) and run.json
+    assert st["summaryUri"] == f"s3://{bucket}/bench/r1/summary.json"
+    assert json.loads(s3.get_object(Bucket=bucket, Key="bench/r1/summary.json")["Body"].read()) == st["summary"]
+    record = json.loads(s3.get_object(Bucket=bucket, Key="bench/r1/run.json")["Body"].read())
+    assert sorted(record["tasks"]) == sorted(t["id"] for t in st["tasks"]) and record["task_errors"] == []
 
     for (task, idx), t in by_task(cluster.trials()).items():
         s = t["status"]
@@ -255,6 +260,8 @@ def test_failed_upload_is_a_condition_and_is_retried(cluster, bucket, s3, s3_ser
     wait_for("uploaded after retry", lambda: cluster.run("r6").get("status", {}).get("phase") == "Succeeded", timeout=120)
     body = s3.get_object(Bucket="not-yet", Key="bench/r6/alpha/0/result.json")["Body"].read()
     assert json.loads(body)["score"]["score"] == 0.7
+    summary = json.loads(s3.get_object(Bucket="not-yet", Key="bench/r6/summary.json")["Body"].read())
+    assert summary["overall"]["trials_finished"] == 1
 
 
 def test_entry_point_process_serves_liveness_and_metrics(cluster, bucket, s3_server):
@@ -284,6 +291,7 @@ def test_entry_point_process_serves_liveness_and_metrics(cluster, bucket, s3_ser
                         and 'clawkube_pods_created_total{' in m and m)
         for name in ("clawkube_trials{", "clawkube_queue_depth{", "clawkube_reconcile_seconds_bucket{"):
             assert name in text, name
+        assert get(f"http://127.0.0.1:{metrics}/readyz") == (200, "ready\n")  # the chart's readiness probe
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         rc = proc.wait(20)

@@ -149,3 +149,18 @@ def test_the_apiserver_checks_resource_quantities(cluster, resources, ok):
         with pytest.raises(ApiException) as e:
             create()
         assert e.value.status == 422 and "resources" in (e.value.body or "")
+
+
+def test_spec_agent_api_reaches_the_agent_container_only():
+    run_spec = BenchmarkRunSpec.model_validate({"tasks": {"inline": []}, "agent": {
+        "harness": "codex", "model": "m", "api": {"baseUrl": "http://10.88.0.7:8765",
+                                                   "apiKeySecret": {"name": "llm", "key": "token"}}}})
+    svc = ServiceSpec(name="mail", command=["python", "-m", "clawkube.services", "mail"], port=8025)
+    pod = agent_pod(_params(run_spec=run_spec, services=(svc,)))
+    agent, *sidecars = pod["spec"]["containers"]
+    env = {e["name"]: e for e in agent["env"]}
+    assert env["CLAWKUBE_MODEL_BASE_URL"]["value"] == "http://10.88.0.7:8765"
+    assert env["CLAWKUBE_MODEL_API_KEY"]["valueFrom"] == {"secretKeyRef": {"name": "llm", "key": "token"}}
+    assert not any("CLAWKUBE_MODEL" in json.dumps(c) for c in sidecars)
+    grading = json.dumps(grade_pod(_params(run_spec=run_spec, name="tr-a1-grade"), "s3://b/p/agent/"))
+    assert "CLAWKUBE_MODEL_BASE_URL" not in grading and '"llm"' not in grading

@@ -9,7 +9,7 @@ from clawkube.k8s.metrics import Metrics
 from clawkube.k8s.model import RunStatus
 from clawkube.k8s.reconcile import Reconciler, score_series
 from clawkube.results.model import Score, TrialResult, TrialState
-from clawkube.results.summary import summarize
+from clawkube.reporting.summary import summarize
 from clawkube.settings import Settings
 from tests.k8s.builders import T0, run_obs
 

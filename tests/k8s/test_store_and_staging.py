@@ -90,6 +90,24 @@ def test_stage_s3_prefix(store):
     assert [t.ref.id for t in result.tasks] == ["s3task"]
 
 
+@pytest.mark.s3
+def test_the_sample_tasks_staged_from_s3_all_load(store):
+    """`aws s3 sync tasks/ s3://.../tasks/` (docs/install.md) stages every sample task: each carries its fixtures;
+    one whose fixture is missing is a staging error naming it, not a silent drop."""
+    repo = Path(__file__).resolve().parents[2]
+    files = [f for f in sorted((repo / "tasks").rglob("*")) if f.is_file() and "__pycache__" not in f.parts]
+    for f in files:
+        store.put("samples/" + f.relative_to(repo / "tasks").as_posix(), f.read_bytes())
+    result = stage("run", _spec(s3Prefix="s3://store-test/samples/"), None, lambda uri: read_prefix(store, uri))
+    assert result.errors == [] and len(result.tasks) == 12, result.errors
+    for f in files:
+        if "fixtures/evo-word-stats/" not in f.as_posix():
+            store.put("partial/" + f.relative_to(repo / "tasks").as_posix(), f.read_bytes())
+    result = stage("run", _spec(s3Prefix="s3://store-test/partial/"), None, lambda uri: read_prefix(store, uri))
+    assert len(result.tasks) == 11 and len(result.errors) == 1
+    assert "evo-word-stats.md" in result.errors[0] and "workspace_files" in result.errors[0]
+
+
 def test_stage_refuses_task_files_outside_the_source(tmp_path):
     outside = tmp_path / "secret-ws"
     (outside / "exec").mkdir(parents=True)

@@ -43,3 +43,45 @@ egress:
 egress: []
 {{- end }}
 {{- end }}
+
+{{/* The artifact store's egress as {cidrs, ports} (JSON): networkPolicy.artifactStore, with what it leaves empty
+     derived from artifacts.endpoint: an IP address host -> <ip>/32 (a host name cannot be: NOTES.txt says so);
+     the endpoint's port, else 80 for http and 443 for https or no endpoint (AWS S3). */}}
+{{- define "clawkube.artifactStoreEgress" -}}
+{{- $np := .Values.networkPolicy.artifactStore }}
+{{- $u := dict }}
+{{- with .Values.artifacts.endpoint }}{{ $u = urlParse . }}{{ end }}
+{{- $hostport := get $u "host" | default "" }}
+{{- $host := regexReplaceAll ":[0-9]+$" $hostport "" }}
+{{- $port := trimPrefix ":" (regexFind ":[0-9]+$" $hostport) }}
+{{- $cidrs := $np.cidrs | default list }}
+{{- if and (not $cidrs) (regexMatch "^[0-9]{1,3}([.][0-9]{1,3}){3}$" $host) }}
+{{- $cidrs = list (printf "%s/32" $host) }}
+{{- end }}
+{{- $ports := $np.ports | default list }}
+{{- if not $ports }}
+{{- if $port }}{{ $ports = list (atoi $port) }}
+{{- else if eq (get $u "scheme") "http" }}{{ $ports = list 80 }}
+{{- else }}{{ $ports = list 443 }}{{ end }}
+{{- end }}
+{{- dict "cidrs" $cidrs "ports" $ports "host" $host "to" ($np.to | default list) | toJson }}
+{{- end }}
+
+{{/* Egress to the artifact store: its IP blocks and `to` peers (an in-cluster store), on its ports. */}}
+{{- define "clawkube.storeEgress" -}}
+{{- if or .cidrs .to }}
+- to:
+    {{- range .cidrs }}
+    - ipBlock:
+        cidr: {{ . }}
+    {{- end }}
+    {{- with .to }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  ports:
+    {{- range .ports }}
+    - protocol: TCP
+      port: {{ . }}
+    {{- end }}
+{{- end }}
+{{- end }}

@@ -7,7 +7,7 @@ from typing import Any, Iterable, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from ..results.model import Usage
+from ..results.model import TOOL_KINDS, Usage  # noqa: F401  (TOOL_KINDS re-exported)
 
 EventType = Literal["message", "tool_call", "tool_result", "usage", "error", "meta"]
 Role = Literal["system", "user", "assistant", "tool"]
@@ -24,9 +24,6 @@ class TranscriptEvent(BaseModel):
     usage: Optional[Usage] = None
     is_error: Optional[bool] = None  # a tool_result the tool marked as an error
     raw: Optional[dict[str, Any]] = Field(default=None, exclude=True)  # kept in memory only
-
-
-TOOL_KINDS = ("exec", "read", "write", "search", "web", "browser", "plan", "agent", "mcp", "other")
 
 
 def tool_kind(name: str, kinds: dict[str, str]) -> str:

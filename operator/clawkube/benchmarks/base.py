@@ -152,6 +152,7 @@ class Benchmark(ABC):
     grader_requirements: ClassVar[tuple[str, ...]] = ()  # modules the graders import (validate checks them)
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
     engine_evidence: ClassVar[bool] = True  # the engine's checks over audit/ (its own services' log format)
+    criteria_in_unit_range: ClassVar[bool] = True  # every numeric grader field must be in 0..1 (else a grading error)
 
     # --- tasks on disk -------------------------------------------------------------------------------------------
     @abstractmethod

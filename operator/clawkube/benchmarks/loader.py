@@ -7,11 +7,11 @@ Which benchmark a path belongs to is the plugins' decision (`registry.detect`, i
 - any other `*.md` file with frontmatter: WildClawBench;
 - `README.md` (any case) without frontmatter: not a task (ignored); other `*.md` without frontmatter are errors.
 
-`load_tasks(root)` walks `root` (sorted, skipping hidden folders, `__pycache__` and `node_modules`; it does not
-descend into a folder a plugin claims as one task), loads every task, records each failure as a `LoadError` and
-goes on. A path its plugin calls a template (`Benchmark.is_template`) is skipped and listed in
-`LoadReport.skipped`, not an error. Task ids must be unique: every file of a duplicated id is reported and none
-of them is loaded (which one was meant is unknown).
+`load_tasks(root)` walks `root` (sorted, skipping hidden folders, `__pycache__`, `node_modules` and folders named
+`fixtures`, which hold task data such as skills and notes; it does not descend into a folder a plugin claims as
+one task), loads every task, records each failure as a `LoadError` and goes on. A path its plugin calls a
+template (`Benchmark.is_template`) is skipped and listed in `LoadReport.skipped`, not an error. Task ids must be
+unique: every file of a duplicated id is reported and none of them is loaded (which one was meant is unknown).
 
 Path resolution. Task files name files by relative paths (WildClawBench `Workspace Path` and `Skills`,
 EvoClawBench `workspace_files`, CLAW-Eval `sandbox_files`, `sandbox_grader_files`, `environment.fixtures`).
@@ -19,10 +19,11 @@ A relative path is looked up against, in order:
 1. the task's folder (the Markdown file's folder; the CLAW-Eval task folder),
 2. then each parent folder in turn, up to and including the first one holding a `.git` entry (the repository
    root); without a repository, up to the filesystem root.
-The first folder where the path exists wins. So `tasks/wildclaw/x.md` may say `fixtures/wildclaw/x` (relative to
-the repo root, as the real benchmarks do) and `tasks/claw-eval/t/task.yaml` may say `fixtures/data.csv`
-(inside its own folder). Absolute paths are used as they are. Every path in a loaded `TaskSpec` is absolute and
-exists; a path found nowhere is an error naming the field.
+The first folder where the path exists wins. So `tasks/wildclaw/x.md` may say `fixtures/x` (beside it, as the
+sample tasks do, so that a copy of the tasks folder alone - a ConfigMap, an S3 prefix - still has them) or
+`workspace/x` (relative to the repo root, as the real benchmarks do), and `tasks/claw-eval/t/task.yaml` may say
+`fixtures/data.csv` (inside its own folder). Absolute paths are used as they are. Every path in a loaded
+`TaskSpec` is absolute and exists; a path found nowhere is an error naming the field.
 
 File mappings: a plain path entry is copied under its base name; `{source, dest}` copies to `dest` (relative,
 no `..`). A folder's contents are merged into its dest (`"."` = the top of the target folder).
@@ -41,7 +42,7 @@ from ..tasks.model import TaskLoadError, TaskSpec
 from . import registry
 from .base import Benchmark
 
-_SKIP_DIRS = {"__pycache__", "node_modules"}
+_SKIP_DIRS = {"__pycache__", "node_modules", "fixtures"}  # fixtures/: task data (SKILL.md, notes), never tasks
 
 
 class LoadError(BaseModel):

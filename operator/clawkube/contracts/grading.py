@@ -5,7 +5,7 @@ plugin and lets it run the task's grader (`Benchmark.run_grader`); it writes a `
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,5 +34,13 @@ class GradeOutput(BaseModel):
 
     ok: bool
     scores: dict[str, float] = {}
+    details: dict[str, Any] = {}  # the grader's non-numeric fields (kept in Score.details["grader_fields"])
     error: Optional[str] = None
     traceback: Optional[str] = None
+
+
+class GraderResult(BaseModel):
+    """What a plugin's `run_grader` may return instead of a plain dict of scores: the numeric fields and the rest."""
+
+    scores: dict[str, float] = {}
+    details: dict[str, Any] = {}

@@ -5,7 +5,7 @@
   process reads it from the variable `spec.judge.apiKeyEnv` names; on a cluster the grading pod gets it from
   `spec.judge.apiKeySecret` (a secretKeyRef). Agent processes and agent pods never get any of these variables,
   nor the variable `apiKeyEnv` names (unless it is also the agent's own model key, `spec.agent.api.apiKeyEnv`).
-- Grading pods get base URL and model as `BASE_URL_ENV` / `MODEL_ENV` (`from_env` reads them back).
+- Grading pods get base URL and model as `BASE_URL_ENV` / `MODEL_ENV` (contracts/pod_env.py).
 - Inside the grading process the benchmark plugin hands the `Judge` to its graders as they expect
   (`Benchmark.judge_env`, the `judge` grader argument).
 """
@@ -63,23 +63,3 @@ def agent_must_not_see(spec: Optional[JudgeSpec], agent: AgentSpec) -> set[str]:
         if spec.api_key_env != own:
             names.add(spec.api_key_env)
     return names
-
-
-def from_env(env: Mapping[str, str]) -> Optional[JudgeConfig]:
-    """The grading pod's judge, from `MODEL_ENV` / `BASE_URL_ENV` (None without a model)."""
-    if not env.get(MODEL_ENV):
-        return None
-    return JudgeConfig(model=env[MODEL_ENV], base_url=env.get(BASE_URL_ENV) or None)
-
-
-def pod_env(spec: Optional[JudgeSpec]) -> list[dict]:
-    """The grading pod's judge variables (Kubernetes env entries); none without a judge."""
-    if spec is None:
-        return []
-    env: list[dict] = [{"name": MODEL_ENV, "value": spec.model}]
-    if spec.base_url:
-        env.append({"name": BASE_URL_ENV, "value": spec.base_url})
-    if spec.api_key_secret is not None:
-        env.append({"name": KEY_ENV, "valueFrom": {"secretKeyRef": {"name": spec.api_key_secret.name,
-                                                                    "key": spec.api_key_secret.key}}})
-    return env

@@ -18,6 +18,7 @@ class AgentManifest(BaseModel):
     skills: list[str] = Field(default_factory=list)
     has_reference: bool = False
     extra: dict[str, Any] = Field(default_factory=dict)  # the plugin's own data (TaskSpec.extra)
+    setup_error: Optional[str] = None  # TaskSpec.setup_error: the trial ends as a setup error before anything runs
 
 
 class GradingManifest(BaseModel):

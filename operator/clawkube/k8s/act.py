@@ -20,7 +20,8 @@ from ..runspec import ArtifactStore
 from ..settings import Settings
 from . import conditions as C
 from . import stores
-from .actions import Action, CreatePod, CreateTrial, DeletePod, Emit, PatchRun, PatchTrial, StageTasks, UploadResult
+from .actions import (Action, CreatePod, CreateTrial, DeletePod, Emit, PatchRun, PatchTrial, StageTasks, UploadResult,
+                      UploadSummary)
 from .decide_trial import TrialContext
 from .metrics import Metrics
 from .model import API_VERSION, RUNS, TRIALS, RunPhase, TrialStatus
@@ -71,6 +72,8 @@ class Actuator:
                     rv[a.trial] = self._upload(run, a, rv.get(a.trial))
                 elif isinstance(a, PatchRun):
                     rv_run = self.kube.patch_status(ns, RUNS, run.name, _dump(a.status), rv_run)
+                elif isinstance(a, UploadSummary):
+                    rv_run = self._upload_summary(run, a, rv_run)
                 elif isinstance(a, Emit):
                     self._emit(run, a)
             except (ApiException, HTTPError, ArtifactError, OSError, ValueError) as e:
@@ -125,11 +128,13 @@ class Actuator:
                     "binaryData": {BUNDLE_KEY: base64.b64encode(data).decode()},
                 })
         msg = f"{len(result.tasks)} tasks staged"
-        if result.errors:
-            msg += f"; {len(result.errors)} not loaded: " + "; ".join(result.errors[:5])
-        conds = C.set_condition(status.conditions, C.TASKS_LOADED, True, "Staged", msg, self.now, run.generation)
+        if result.errors:  # the loadable tasks run; the run ends Failed (TasksNotLoaded), never Succeeded
+            msg += f"; {len(result.errors)} NOT LOADED (the run will fail): " + "; ".join(result.errors[:5])
+        conds = C.set_condition(status.conditions, C.TASKS_LOADED, True,
+                                "SomeTasksNotLoaded" if result.errors else "Staged", msg, self.now, run.generation)
         new = status.model_copy(update={"phase": RunPhase.PENDING, "conditions": conds,
-                                        "tasks": [t.ref for t in result.tasks], "observed_generation": run.generation})
+                                        "tasks": [t.ref for t in result.tasks], "task_errors": list(result.errors),
+                                        "observed_generation": run.generation})
         self.kube.patch_status(ns, RUNS, run.name, _dump(new), run.resource_version)
         self._emit(run, Emit("BenchmarkRun", run.name, "TasksLoaded", msg,
                              "Warning" if result.errors else "Normal"))
@@ -224,6 +229,31 @@ class Actuator:
             self._emit(run, Emit("TaskTrial", a.trial, "UploadFailed", _short(new.conditions[-1].message), "Warning"))
         return rv
 
+    def _upload_summary(self, run: RunObs, a: UploadSummary, rv: Optional[str]) -> str:
+        s = a.status
+        uri = a.prefix_uri + "summary.json"
+        try:
+            store = self._store(run.namespace, stores.resolve(run.spec, self.settings))
+            base = a.prefix_uri.split("/", 3)[3]
+            store.put_json(base + "run.json", a.run_record)
+            store.put_json(base + "summary.json", a.summary)  # last: its presence means the run's files are all there
+            conds = C.set_condition(s.conditions, C.SUMMARY_UPLOADED, True, "Uploaded", uri, self.now)
+            ok = True
+        except (ArtifactError, ApiException, OSError) as e:
+            self.metrics.upload_failures.labels(run.namespace, run.name).inc()
+            conds = C.set_condition(s.conditions, C.SUMMARY_UPLOADED, False, "UploadFailed", _short(e), self.now)
+            ok = False
+        new = s.model_copy(update={"conditions": conds, "summary_uri": uri if ok else s.summary_uri,
+                                   "summary_upload_attempts": s.summary_upload_attempts + 1,
+                                   "last_summary_upload": C.ts(self.now)})
+        rv = self.kube.patch_status(run.namespace, RUNS, run.name, _dump(new), rv)
+        if ok:
+            self._emit(run, Emit("BenchmarkRun", run.name, "SummaryUploaded", uri))
+        else:
+            self._emit(run, Emit("BenchmarkRun", run.name, "UploadFailed",
+                                 f"summary.json: {_short(new.conditions[-1].message)}", "Warning"))
+        return rv
+
     # ---- metrics and events
     def _observe_transition(self, run: RunObs, trial: TrialObs, before: TrialStatus, after: TrialStatus) -> None:
         m, ns, name = self.metrics, run.namespace, run.name
@@ -244,6 +274,9 @@ class Actuator:
                 m.tokens.labels(ns, name, kind).inc(v)
         if after.usage.cost_usd > before.usage.cost_usd:
             m.cost.labels(ns, name).inc(after.usage.cost_usd - before.usage.cost_usd)
+        for kind, n in after.usage.tool_calls_by_kind.items():
+            if n > before.usage.tool_calls_by_kind.get(kind, 0):
+                m.tool_calls.labels(ns, name, kind).inc(n - before.usage.tool_calls_by_kind.get(kind, 0))
         if after.finished and not before.finished:
             start, end = C.parse_ts(after.scheduled_at), C.parse_ts(after.finished_at)
             if start and end:
@@ -264,7 +297,7 @@ class Actuator:
 
 def _target(run: RunObs, a: Action) -> str:
     """The object an action belongs to (a failure skips that object's later actions in the pass)."""
-    if isinstance(a, (PatchRun, StageTasks)):
+    if isinstance(a, (PatchRun, StageTasks, UploadSummary)):
         return run.name
     if isinstance(a, (CreatePod, DeletePod, UploadResult)):
         return a.trial

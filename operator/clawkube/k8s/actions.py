@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Optional, Union
 
+from ..contracts.pod_env import FirstRunRecord
 from ..results.model import TrialResult
 from .model import RunStatus, TaskTrialSpec, TrialStatus
 
@@ -34,7 +35,7 @@ class CreatePod:
     # agent pods: execution | authoring | first_run | summary; grading pods: execution | first_run
     stage: str = "execution"
     skills_uri: Optional[str] = None  # execution pods of PreSkill/PostSkill: the authored skills they start with
-    first_run: Optional[str] = None  # summary pods: JSON {score, agent_error, grading_error} of the first run
+    first_run: Optional[FirstRunRecord] = None  # summary pods: what they are told of the first run
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,17 @@ class UploadResult:
     prefix_uri: str  # s3://bucket/<prefix>/<run>/<task>/<trial>/
     result: TrialResult
     status: TrialStatus  # the trial status the outcome condition is added to
+
+
+@dataclass(frozen=True)
+class UploadSummary:
+    """Write summary.json and run.json under the run's prefix and set SummaryUploaded on the run."""
+
+    run: str
+    prefix_uri: str  # s3://bucket/<prefix>/<run>/
+    summary: dict[str, Any]
+    run_record: dict[str, Any]  # run.json: spec, tasks, task errors, modes (as the local results folder has)
+    status: RunStatus  # the run status the outcome condition is added to
 
 
 @dataclass(frozen=True)

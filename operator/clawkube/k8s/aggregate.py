@@ -1,4 +1,4 @@
-"""Run-level aggregates from the trials' statuses (pure). The one adapter onto `results.summary`."""
+"""Run-level aggregates from the trials' statuses (pure). The one adapter onto `reporting.summary`."""
 from __future__ import annotations
 
 import json
@@ -53,10 +53,28 @@ def failures(statuses: list[TrialStatus]) -> dict[str, int]:
     return out
 
 
+def retried(s: TrialStatus) -> dict[str, int]:
+    """The trial's failed attempts (and gradings) that were retried, by error kind: every counted failure but
+    the one a trial that failed for good ended with (a deleted pod, a lost upload, a grader crash, ...)."""
+    out = dict(s.failures)
+    if s.state == TrialState.FAILED and s.error_kind is not None and out.get(s.error_kind.value):
+        out[s.error_kind.value] -= 1
+    return {k: n for k, n in out.items() if n > 0}
+
+
+def retries(statuses: list[TrialStatus]) -> dict[str, int]:
+    """Failed attempts (and gradings) that were retried, by error kind, over every trial."""
+    out: dict[str, int] = {}
+    for s in statuses:
+        for kind, n in retried(s).items():
+            out[kind] = out.get(kind, 0) + n
+    return out
+
+
 def run_summary(results: list[TrialResult], trials_per_task: int, task_ids: list[str],
                 modes: Optional[list[str]] = None) -> Optional[dict[str, Any]]:
-    """`clawkube.results.summary.summarize` as a JSON-ready dict (None when there is nothing finished yet)."""
-    from ..results.summary import summarize  # lazily: the operator needs nothing else of results.summary
+    """`clawkube.reporting.summary.summarize` as a JSON-ready dict (None when there is nothing finished yet)."""
+    from ..reporting.summary import summarize  # lazily: the operator needs nothing else of reporting.summary
 
     if not results:
         return None

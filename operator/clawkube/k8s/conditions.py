@@ -12,6 +12,7 @@ READY = "Ready"  # staged and scheduling
 PROGRESSING = "Progressing"
 SUCCEEDED = "Succeeded"
 BUDGET_EXHAUSTED = "BudgetExhausted"
+SUMMARY_UPLOADED = "SummaryUploaded"  # summary.json + run.json under the run's prefix (before Succeeded)
 # TaskTrial (also SUCCEEDED)
 SCHEDULED = "Scheduled"
 SKILLS_READY = "SkillsReady"  # PreSkill/PostSkill: the skill-writing stages finished, the execution starts

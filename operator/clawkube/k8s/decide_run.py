@@ -14,12 +14,15 @@ from ..artifacts.uri import S3Uri
 from ..runspec import EvalMode
 from . import aggregate
 from . import conditions as C
-from .actions import Action, CreateTrial, Emit, PatchRun, PatchTrial, StageTasks
-from .decide_trial import TrialContext, decide_trial, trial_result
+from .actions import Action, CreateTrial, Emit, PatchRun, PatchTrial, StageTasks, UploadSummary
+from .decide_trial import TrialContext, _folder, decide_trial, trial_result, upload_due
 from .model import RunPhase, RunStatus, TaskTrialSpec, TrialStatus, UsageStatus
 from .names import trial_name
 from .observe import RunObs
 from .schedule import Demand, budget_state, in_flight, queued
+
+
+WRITING_SUMMARY = "WritingSummary"  # Progressing's reason between the last trial and summary.json
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,34 @@ def decide_run(run: RunObs, ctx: RunContext, slots: int) -> list[Action]:
     results = [trial_result(t, after[t.name], tctx) for t in run.trials if after[t.name].finished]
     expected = len(s.tasks) * spec.trials * len(modes)
     budget_after = budget_state(spec.budgets, [st.usage.plain() for st in statuses])
-    return actions + _status(run, _running_status(run, ctx, statuses, results, expected, budget_after))
+    new = _running_status(run, ctx, statuses, results, expected, budget_after)
+    return actions + _status(run, new) + _upload_summary_if_due(run, ctx, new)
+
+
+def summary_prefix(ctx: RunContext, run: RunObs) -> str:
+    """s3://bucket/<prefix>/<run>/: where the run's summary.json and run.json go (its trials are below it)."""
+    assert ctx.artifact_root is not None
+    return _folder(ctx.artifact_root, run.name)
+
+
+def _upload_summary_if_due(run: RunObs, ctx: RunContext, s: RunStatus) -> list[Action]:
+    """Once every trial has finished and uploaded: summary.json + run.json (retried with backoff until written;
+    the run reads Succeeded only after that)."""
+    if s.phase != RunPhase.RUNNING or not _trials_finished(s) or C.is_true(s.conditions, C.SUMMARY_UPLOADED):
+        return []
+    if not upload_due(s.last_summary_upload, s.summary_upload_attempts, ctx.upload_retry_seconds, ctx.now):
+        return []
+    spec = run.spec
+    record = {"run": run.name, "namespace": run.namespace, "modes": spec.mode_list(),
+              "spec": spec.model_dump(mode="json", by_alias=True), "tasks": [t.id for t in s.tasks],
+              "task_errors": s.task_errors}
+    return [UploadSummary(run=run.name, prefix_uri=summary_prefix(ctx, run), summary=s.summary or {},
+                          run_record=record, status=s)]
+
+
+def _trials_finished(s: RunStatus) -> bool:
+    c = C.get(s.conditions, C.PROGRESSING)
+    return c is not None and c.reason == WRITING_SUMMARY
 
 
 def _running_status(run: RunObs, ctx: RunContext, statuses: list[TrialStatus], results, expected: int,
@@ -114,28 +144,41 @@ def _running_status(run: RunObs, ctx: RunContext, statuses: list[TrialStatus], r
     uploaded = all(C.is_true(st.conditions, C.ARTIFACTS_UPLOADED) for st in statuses if st.finished)
     all_done = len(statuses) == expected and all(st.finished for st in statuses)
     stopped = budget.exhausted and (c.running + c.grading) == 0
-    done = (all_done or stopped) and uploaded
+    finished = (all_done or stopped) and uploaded
+    done = finished and C.is_true(s.conditions, C.SUMMARY_UPLOADED)
     modes = spec.mode_list()
     conds = C.set_condition(s.conditions, C.READY, True, "Staged",
                             f"{len(s.tasks)} tasks x {spec.trials} trials" +
                             (f" x {len(modes)} modes ({', '.join(modes)})" if len(modes) > 1 else ""), now, gen)
     conds = C.set_condition(conds, C.BUDGET_EXHAUSTED, budget.exhausted,
                             "LimitReached" if budget.exhausted else "WithinBudget", budget.message, now, gen)
+    msg = (f"{c.succeeded} graded, {c.failed} failed" +
+           (f", {c.queued} not started (budget)" if not all_done else ""))
     if done:
         why = "BudgetExhausted" if not all_done else "AllTrialsFinished"
-        msg = (f"{c.succeeded} graded, {c.failed} failed" +
-               (f", {c.queued} not started (budget)" if not all_done else ""))
         conds = C.set_condition(conds, C.PROGRESSING, False, why, msg, now, gen)
-        conds = C.set_condition(conds, C.SUCCEEDED, True, why, msg, now, gen)
+        if s.task_errors:  # a task that did not load is a failed run, whatever the others scored
+            conds = C.set_condition(conds, C.SUCCEEDED, False, "TasksNotLoaded",
+                                    f"{len(s.task_errors)} task(s) could not be loaded ({s.task_errors[0]}); "
+                                    f"{msg}", now, gen)
+        else:
+            conds = C.set_condition(conds, C.SUCCEEDED, True, why, msg, now, gen)
+    elif finished:
+        pending = C.get(s.conditions, C.SUMMARY_UPLOADED)
+        why = f"; last try: {pending.message}" if pending is not None and pending.status == "False" else ""
+        conds = C.set_condition(conds, C.PROGRESSING, True, WRITING_SUMMARY,
+                                f"{msg}; writing summary.json under {summary_prefix(ctx, run)}{why}", now, gen)
     else:
         conds = C.set_condition(conds, C.PROGRESSING, True, "TrialsRunning",
                                 f"{c.running} running, {c.grading} grading, {c.queued} queued", now, gen)
+    phase = RunPhase.RUNNING if not done else RunPhase.FAILED if s.task_errors else RunPhase.SUCCEEDED
     return s.model_copy(update={
-        "phase": RunPhase.SUCCEEDED if done else RunPhase.RUNNING,
+        "phase": phase,
         "observed_generation": gen, "conditions": conds, "counts": c,
         "progress": f"{c.succeeded + c.failed}/{expected}",
         "mean_score": aggregate.mean_score(statuses), "pass_rate": aggregate.pass_rate(statuses),
         "usage": UsageStatus.of(aggregate.total_usage(statuses)), "failures": aggregate.failures(statuses),
+        "retries": aggregate.retries(statuses),
         "summary": aggregate.run_summary(results, spec.trials, [t.id for t in s.tasks], modes),
         "started_at": s.started_at or C.ts(now),
         "finished_at": (s.finished_at or C.ts(now)) if done else None,

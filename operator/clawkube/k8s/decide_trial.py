@@ -4,8 +4,10 @@
                         |  deleted/evicted/stuck/overtime/error      |  grader error/pod lost
                         +--> retry (new attempt) or failed           +--> regrade or failed
 
-Stages (EvoClawBench modes, `STAGES`): before its graded execution an attempt runs, one pod each and in order,
-PreSkill `authoring`, or PostSkill `first_run` -> `first_run_grade` -> `summary`. Each stage's pod is created in
+Stages (the trial plan, plan.py; `STAGES` names the preparatory ones): before its graded execution an attempt
+runs, one pod each and in order, PreSkill `authoring`, or PostSkill `first_run` -> `first_run_grade` ->
+`summary`; an `author` or `execute` stage is an agent pod with `--stage`, a `grade` stage a grading pod of the
+execution it grades. Each stage's pod is created in
 the pass that sees the previous one terminated (the first one when the slot is granted); the execution pod then
 starts with the skills the last stage wrote (`skills_uri`). A stage's own verdict (agent error or timeout,
 grading error) is recorded in `status.stages` and the attempt goes on, as on the local runner; a stage pod that
@@ -13,34 +15,37 @@ is lost, stuck, overtime or reports an infra error fails the attempt (a new atte
 The first run's grading pod is the firewall's too: the summary pod starts only after it, and it gets the
 first run's score and the first run's agent-side artifacts, never grader output.
 
+Retries follow plan.after_failure, as on the local runner: an agent error or timeout the pod reported (its
+artifacts uploaded) is retried within `retry.agentError` / `retry.agentTimeout` attempts and then graded as the
+agent left the workspace, its error kept in the trial's status and result.
+
 Invariants (table-tested): a grading pod is only created after the agent pod of the same attempt has
 terminated; a finished trial's outcome is never changed again (only ArtifactsUploaded may follow);
 object names are deterministic, so a lost status write is re-derived from the pods that exist.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal, Optional
 
+from .. import plan as trial_plan
 from ..artifacts.uri import S3Uri
+from ..contracts.details import StageRecord, mode_details as build_mode_details, with_mode_details
+from ..contracts.pod_env import FirstRunRecord
+from ..plan import Next, Role
 from ..results.model import ErrorKind, TrialResult, TrialState
 from ..runspec import EvalMode, RetryPolicy
 from ..skills.context import GRADING_FAILED
 from . import conditions as C
+from .aggregate import retried
 from .actions import Action, CreatePod, DeletePod, Emit, PatchTrial, UploadResult
 from .model import AttemptRecord, ScoreStatus, TrialPhase, TrialStatus, UsageStatus
 from .names import agent_pod_name, grade_pod_name, stage_pod_name
 from .observe import PodObs, TrialObs
 from .outcome import Failure, agent_outcome, grade_outcome, stage_outcome
 
-FIRST_RUN, FIRST_RUN_GRADE = "first_run", "first_run_grade"
-STAGES: dict[EvalMode, tuple[str, ...]] = {
-    EvalMode.BASELINE: (),
-    EvalMode.PRESKILL: ("authoring",),
-    EvalMode.POSTSKILL: (FIRST_RUN, FIRST_RUN_GRADE, "summary"),
-}
+STAGES: dict[EvalMode, tuple[str, ...]] = {m: tuple(st.name for st in trial_plan.preparatory(m)) for m in EvalMode}
 
 
 @dataclass(frozen=True)
@@ -83,11 +88,6 @@ def attempt_prefix(ctx: TrialContext, t: TrialObs, attempt: int, what: str) -> O
     return None if base is None else f"{base}a{attempt}/{what}/"
 
 
-def retry_limit(policy: RetryPolicy, kind: ErrorKind) -> int:
-    return {ErrorKind.AGENT_TIMEOUT: policy.agent_timeout, ErrorKind.AGENT_ERROR: policy.agent_error,
-            ErrorKind.GRADING_ERROR: policy.grading_error, ErrorKind.INFRA: policy.infra}[kind]
-
-
 def decide_trial(t: TrialObs, pods: dict[str, PodObs], ctx: TrialContext, may_start: bool) -> list[Action]:
     s = t.status
     if s.finished:
@@ -115,28 +115,34 @@ def decide_trial(t: TrialObs, pods: dict[str, PodObs], ctx: TrialContext, may_st
 
 def _next_pod(t: TrialObs, s: TrialStatus, attempt: int, ctx: TrialContext) -> CreatePod:
     """The pod that follows the stages recorded in `s`: the next stage's, or the graded execution's."""
-    stages = STAGES[t.spec.mode]
+    mode = t.spec.mode
+    stages = trial_plan.preparatory(mode)
     done = {st.name: st for st in s.stages}
     if len(s.stages) == len(stages):
-        writer = stages[-1] if stages else None  # the stage whose skills the execution starts with
+        writer = trial_plan.graded_execution(mode).skills_from  # the stage whose skills the execution starts with
         return CreatePod(trial=t.name, role="agent", name=agent_pod_name(t.name, attempt), attempt=attempt,
                          artifact_uri=attempt_prefix(ctx, t, attempt, "agent"),
                          skills_uri=f"{attempt_prefix(ctx, t, attempt, writer)}skills/" if writer and ctx.artifact_root
                          else None)
     stage = stages[len(s.stages)]
-    name, out = stage_pod_name(t.name, attempt, stage), attempt_prefix(ctx, t, attempt, stage)
-    if stage == FIRST_RUN_GRADE:
-        return CreatePod(trial=t.name, role="grade", name=name, attempt=attempt, artifact_uri=out, stage=FIRST_RUN,
-                         agent_artifacts_uri=attempt_prefix(ctx, t, attempt, FIRST_RUN))
-    if stage == "summary":
-        first, graded = done[FIRST_RUN], done[FIRST_RUN_GRADE]
-        record = {"score": graded.score.plain().model_dump(exclude={"details"}) if graded.score else None,
-                  "agent_error": first.error_message if first.error_kind else None,
-                  "grading_error": GRADING_FAILED if graded.error_kind else None}  # never the grader's message
-        return CreatePod(trial=t.name, role="agent", name=name, attempt=attempt, artifact_uri=out, stage=stage,
-                         agent_artifacts_uri=attempt_prefix(ctx, t, attempt, FIRST_RUN),
-                         first_run=json.dumps(record, sort_keys=True))
-    return CreatePod(trial=t.name, role="agent", name=name, attempt=attempt, artifact_uri=out, stage=stage)
+    name, out = stage_pod_name(t.name, attempt, stage.name), attempt_prefix(ctx, t, attempt, stage.name)
+    if stage.role is Role.GRADE:
+        return CreatePod(trial=t.name, role="grade", name=name, attempt=attempt, artifact_uri=out, stage=stage.grades,
+                         agent_artifacts_uri=attempt_prefix(ctx, t, attempt, stage.grades))
+    skills_uri = (f"{attempt_prefix(ctx, t, attempt, stage.skills_from)}skills/"
+                  if stage.skills_from and ctx.artifact_root else None)
+    if stage.context_from:
+        ran, grade = done[stage.context_from], trial_plan.grade_of(mode, stage.context_from)
+        graded = done.get(grade.name) if grade else None
+        record = FirstRunRecord(score=graded.score.plain().model_copy(update={"details": {}})
+                                if graded and graded.score else None,
+                                agent_error=ran.error_message if ran.error_kind else None,
+                                grading_error=GRADING_FAILED if graded and graded.error_kind else None)  # never the grader's message
+        return CreatePod(trial=t.name, role="agent", name=name, attempt=attempt, artifact_uri=out, stage=stage.name,
+                         agent_artifacts_uri=attempt_prefix(ctx, t, attempt, stage.context_from), first_run=record,
+                         skills_uri=skills_uri)
+    return CreatePod(trial=t.name, role="agent", name=name, attempt=attempt, artifact_uri=out, stage=stage.name,
+                     skills_uri=skills_uri)
 
 
 def _stage_phase(t: TrialObs, s: TrialStatus, attempt: int, stage: str, pods: dict[str, PodObs],
@@ -144,11 +150,12 @@ def _stage_phase(t: TrialObs, s: TrialStatus, attempt: int, stage: str, pods: di
     """The current stage's pod (its creation was recorded with the previous stage, or at scheduling)."""
     name = stage_pod_name(t.name, attempt, stage)
     pod = pods.get(name)
-    grading = stage == FIRST_RUN_GRADE
+    planned = trial_plan.stage(t.spec.mode, stage)
+    grading = planned.role is Role.GRADE
     if pod is None:
         return _fail(t, s, ctx, "agent", Failure(ErrorKind.INFRA, "PodDeleted", f"{stage} pod {name} disappeared"))
     if pod.done:
-        outcome, failure = stage_outcome(pod, stage)
+        outcome, failure = stage_outcome(pod, planned)
         outcome = outcome.model_copy(update={"seconds": _run_seconds(pod)})
         base = s.model_copy(update={"usage": UsageStatus.of(s.usage.plain().add(outcome.usage.plain())),
                                     "phase_seconds": {**s.phase_seconds, stage: outcome.seconds}})
@@ -181,8 +188,12 @@ def _agent_phase(t: TrialObs, s: TrialStatus, attempt: int, pod: Optional[PodObs
         seconds = _run_seconds(pod)
         usage = UsageStatus.of(s.usage.plain().add(outcome.usage.plain()))
         base = s.model_copy(update={"usage": usage, "phase_seconds": {**s.phase_seconds, "agent": seconds}})
-        if failure is not None:
+        graded_anyway = failure is not None and trial_plan.after_failure(
+            ctx.retry, failure.kind, s.failures.get(failure.kind.value, 0) + 1, failure.evidence) is Next.GRADE
+        if failure is not None and not graded_anyway:
             return _fail(t, base, ctx, "agent", failure)
+        noted = f" ({failure.kind.value}: {failure.message}; no retry left, graded as the agent left it)" \
+            if graded_anyway else ""
         artifacts = {**s.artifacts, "agent": attempt_prefix(ctx, t, attempt, "agent") or ""}
         n = base.model_copy(update={
             "agent": outcome, "phase": TrialPhase.GRADING, "agent_finished_at": C.ts(ctx.now), "artifacts": artifacts,
@@ -192,7 +203,8 @@ def _agent_phase(t: TrialObs, s: TrialStatus, attempt: int, pod: Optional[PodObs
         # the agent pod has terminated (observed just now): the grading pod may start in the same pass
         grading = _grade_phase(t, n, attempt, pod, pods, ctx)
         return _fold(t, [PatchTrial(t.name, s, n),
-                         _event(t, "AgentFinished", f"attempt {attempt} finished, grading next"), *grading])
+                         _event(t, "AgentFinished", f"attempt {attempt} finished{noted}, grading next",
+                                "Warning" if graded_anyway else "Normal"), *grading])
     return _unfinished(t, s, ctx, pod, "agent", "agent", ctx.agent_deadline(t), ErrorKind.AGENT_TIMEOUT,
                        f"agent pod {pod.name} is being deleted ({pod.reason or 'no reason'})")
 
@@ -247,36 +259,27 @@ def _succeed(t: TrialObs, before: TrialStatus, s: TrialStatus, score: ScoreStatu
     conds = C.set_condition(s.conditions, C.GRADED, True, "Scored", f"score {score.score:.3f}", ctx.now)
     conds = C.set_condition(conds, C.SUCCEEDED, True, "Passed" if score.passed else "Graded",
                             f"score {score.score:.3f} (passed: {score.passed})", ctx.now)
-    score = score.model_copy(update={"details": {**score.details, **mode_details(t, s)}})
+    score = score.model_copy(update={"details": with_mode_details(score.details, mode_details(t, s))})
+    agent_error = s.agent.error_kind if s.agent else None  # an agent error graded anyway stays on the record
     n = s.model_copy(update={"state": TrialState.SUCCEEDED, "phase": TrialPhase.DONE, "score": score,
-                             "finished_at": C.ts(ctx.now), "conditions": conds,
-                             "error_kind": None, "error_message": None})
+                             "finished_at": C.ts(ctx.now), "conditions": conds, "error_kind": agent_error,
+                             "error_message": s.agent.error_message if agent_error else None})
     actions = _patch(t, before, n, [_event(t, "Graded", f"score {score.score:.3f}, passed: {score.passed}")])
     return actions + _upload_if_due(t, n, ctx)
 
 
-def mode_details(t: TrialObs, s: TrialStatus) -> dict:
-    """The score details the local runner gives (lifecycle/trial.py): the mode, usage by phase and of the graded
-    execution alone, the execution's skills report, and each stage's outcome."""
-    execution = s.agent.usage.plain().model_dump() if s.agent else {}
-    stages = {st.name: st for st in s.stages}
-    details: dict = {"mode": t.spec.mode.value, "execution_usage": execution,
-                     "phase_usage": {**{st.name: st.usage.plain().model_dump() for st in s.stages
-                                        if st.name != FIRST_RUN_GRADE}, "execution": execution}}
-    if s.agent is not None and s.agent.skills is not None:
-        skills = s.agent.skills
-        details["skills"] = skills
-        details["skills_mutated"] = bool(skills.get("mutated", any(skills.get("mutations", {}).values())))
-    for name in ("authoring", "summary"):
-        if name in stages:
-            details[f"{name}_error"] = stages[name].error_message if stages[name].error_kind else None
-    if FIRST_RUN in stages:
-        first, graded = stages[FIRST_RUN], stages.get(FIRST_RUN_GRADE)
-        details["first_run"] = {
-            "score": graded.score.plain().model_dump() if graded and graded.score else None,
-            "grading_error": graded.error_message if graded and graded.error_kind else None,
-            "agent_error": first.error_message if first.error_kind else None, "skills": first.skills}
-    return details
+def mode_details(t: TrialObs, s: TrialStatus):
+    """The mode details (contracts/details.py) from the recorded stages and the graded execution."""
+    records = {st.name: StageRecord(name=st.name, usage=st.usage.plain(), error_kind=st.error_kind,
+                                    error_message=st.error_message, skills=st.skills,
+                                    score=st.score.plain() if st.score else None) for st in s.stages}
+    execution = trial_plan.graded_execution(t.spec.mode).name
+    agent = s.agent
+    records[execution] = StageRecord(name=execution, usage=agent.usage.plain() if agent else UsageStatus().plain(),
+                                     error_kind=agent.error_kind if agent else None,
+                                     error_message=agent.error_message if agent else None,
+                                     skills=agent.skills if agent else None)
+    return build_mode_details(t.spec.mode, records)
 
 
 def _fail(t: TrialObs, s: TrialStatus, ctx: TrialContext, phase: Literal["agent", "grade"],
@@ -288,9 +291,8 @@ def _fail(t: TrialObs, s: TrialStatus, ctx: TrialContext, phase: Literal["agent"
     history = [*s.history, AttemptRecord(attempt=attempt, grade_attempt=s.grade_attempt if phase == "grade" else 0,
                                          error_kind=f.kind, reason=f.reason, message=f.message[:500], at=C.ts(ctx.now))]
     base = s.model_copy(update={"failures": failures, "history": history})
-    limit = retry_limit(ctx.retry, f.kind)
-    if failures[f.kind.value] < limit:
-        tries = f"{failures[f.kind.value]}/{limit} {f.kind.value} failures"
+    if trial_plan.after_failure(ctx.retry, f.kind, failures[f.kind.value]) is Next.RETRY:
+        tries = f"{failures[f.kind.value]}/{trial_plan.retry_limit(ctx.retry, f.kind)} {f.kind.value} failures"
         if phase == "agent":
             n = base.model_copy(update={
                 "attempt": attempt + 1, "scheduled": False, "stages": [], "agent": None, "grade_attempt": 0,
@@ -328,12 +330,15 @@ def _upload_if_due(t: TrialObs, s: TrialStatus, ctx: TrialContext) -> list[Actio
     prefix = trial_prefix(ctx, t)
     if prefix is None:
         return []
-    last = C.parse_ts(s.last_upload_attempt)
-    if last is not None:
-        wait = min(600.0, ctx.upload_retry_seconds * 2 ** max(0, s.upload_attempts - 1))
-        if ctx.now < last + timedelta(seconds=wait):
-            return []
+    if not upload_due(s.last_upload_attempt, s.upload_attempts, ctx.upload_retry_seconds, ctx.now):
+        return []
     return [UploadResult(trial=t.name, prefix_uri=prefix, result=trial_result(t, s, ctx), status=s)]
+
+
+def upload_due(last_attempt: Optional[str], attempts: int, retry_seconds: float, now: datetime) -> bool:
+    """After a failed upload, the next try waits retry_seconds, doubling per attempt, at most 10 minutes."""
+    last = C.parse_ts(last_attempt)
+    return last is None or now >= last + timedelta(seconds=min(600.0, retry_seconds * 2 ** max(0, attempts - 1)))
 
 
 def trial_result(t: TrialObs, s: TrialStatus, ctx: TrialContext) -> TrialResult:
@@ -343,7 +348,8 @@ def trial_result(t: TrialObs, s: TrialStatus, ctx: TrialContext) -> TrialResult:
         error_message=s.error_message, score=s.score.plain() if s.score else None, usage=s.usage.plain(),
         phase_seconds=s.phase_seconds, started_at=s.scheduled_at, finished_at=s.finished_at,
         artifacts={k: v for k, v in s.artifacts.items()}, firewall="pod", agent=ctx.harness, model=ctx.model,
-        mode=t.spec.mode.value)
+        mode=t.spec.mode.value, retries=retried(s))
+
 
 
 def _fold(t: TrialObs, actions: list[Action]) -> list[Action]:

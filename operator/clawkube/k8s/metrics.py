@@ -19,6 +19,8 @@ Names (labels) - the Helm chart / Grafana dashboard rely on these. `model` and `
     clawkube_run_budget_exhausted{namespace,run}         gauge     1 while the BudgetExhausted condition is True, else 0
     clawkube_tokens_total{namespace,run,kind}            counter   tokens of finished agent attempts: input|output|total
     clawkube_cost_usd_total{namespace,run}               counter   cost of finished agent attempts
+    clawkube_tool_calls_total{namespace,run,kind}        counter   tool calls of finished agent attempts by kind: exec,
+                                                                   read, write, search, web, browser, plan, agent, mcp, other
     clawkube_queue_depth{namespace,run}                  gauge     trials waiting for a slot
     clawkube_pods_in_flight{namespace,run}               gauge     trials holding a slot (agent or grading pod)
     clawkube_reconcile_seconds{namespace}                histogram one reconcile pass over a namespace
@@ -28,7 +30,12 @@ Names (labels) - the Helm chart / Grafana dashboard rely on these. `model` and `
 """
 from __future__ import annotations
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+import threading
+from socketserver import ThreadingMixIn
+from typing import Callable, Optional
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
 
 _DURATION_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, float("inf"))
 # a pass over thousands of trials takes minutes (bench/RESULTS.md): the default buckets stop at 10s
@@ -64,6 +71,8 @@ class Metrics:
                                       ["namespace", "run"], **r)
         self.tokens = Counter("clawkube_tokens", "Tokens of finished agent attempts", ["namespace", "run", "kind"], **r)
         self.cost = Counter("clawkube_cost_usd", "Cost of finished agent attempts", ["namespace", "run"], **r)
+        self.tool_calls = Counter("clawkube_tool_calls", "Tool calls of finished agent attempts by kind",
+                                  ["namespace", "run", "kind"], **r)
         self.queue_depth = Gauge("clawkube_queue_depth", "Trials waiting for a slot", ["namespace", "run"], **r)
         self.in_flight = Gauge("clawkube_pods_in_flight", "Trials holding a slot", ["namespace", "run"], **r)
         self.reconcile_seconds = Histogram("clawkube_reconcile_seconds", "One reconcile pass", ["namespace"],
@@ -86,6 +95,31 @@ def default_metrics() -> Metrics:
     return _default
 
 
-def serve(port: int, registry: CollectorRegistry = REGISTRY, address: str = "0.0.0.0") -> None:
-    if port:
-        start_http_server(port, addr=address, registry=registry)
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, *args: object) -> None:  # scrapes and probes are not worth a log line each
+        pass
+
+
+def serve(port: int, registry: CollectorRegistry = REGISTRY, address: str = "0.0.0.0",
+          ready: Optional[Callable[[], Optional[str]]] = None) -> Optional[WSGIServer]:
+    """Serve /metrics (any other path too, as prometheus_client does) and /readyz: 200 "ready", or 503 with
+    what `ready()` says is missing (the readiness probe: e.g. the operator has not reached the API server)."""
+    if not port:
+        return None
+    metrics_app = make_wsgi_app(registry)
+
+    def app(environ, start_response):
+        if environ.get("PATH_INFO") == "/readyz":
+            problem = ready() if ready is not None else None
+            start_response("200 OK" if problem is None else "503 Service Unavailable",
+                           [("Content-Type", "text/plain; charset=utf-8")])
+            return [f"{problem or 'ready'}\n".encode()]
+        return metrics_app(environ, start_response)
+
+    httpd = make_server(address, port, app, _Server, handler_class=_Quiet)
+    threading.Thread(target=httpd.serve_forever, name="clawkube-metrics", daemon=True).start()
+    return httpd

@@ -96,7 +96,12 @@ class RunStatus(_Camel):
     pass_rate: Optional[float] = None
     usage: UsageStatus = Field(default_factory=UsageStatus)
     failures: dict[str, int] = Field(default_factory=dict)  # final failures by error kind
-    summary: Optional[dict[str, Any]] = None  # clawkube.results.summary.RunSummary, when available
+    retries: dict[str, int] = Field(default_factory=dict)  # failed attempts that were retried, by error kind
+    summary: Optional[dict[str, Any]] = None  # clawkube.reporting.summary.RunSummary, when available
+    task_errors: list[str] = Field(default_factory=list)  # task files that could not be loaded (the run fails)
+    summary_uri: Optional[str] = None  # s3://.../<run>/summary.json once written
+    summary_upload_attempts: int = 0
+    last_summary_upload: Optional[str] = None
     started_at: Optional[str] = None
     finished_at: Optional[str] = None
 

@@ -5,6 +5,8 @@ import hashlib
 import re
 from typing import Optional
 
+from ..plan import stage_named
+
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGER = "clawkube"
 L_RUN = "clawkube.io/run"
@@ -53,13 +55,9 @@ def agent_pod_name(trial: str, attempt: int) -> str:
     return f"{trial}-a{attempt}-agent"
 
 
-STAGE_POD_SUFFIX = {"authoring": "author", "first_run": "first", "first_run_grade": "first-grade",
-                    "summary": "summary"}
-
-
 def stage_pod_name(trial: str, attempt: int, stage: str) -> str:
-    """The pod of a stage before the graded execution (PreSkill/PostSkill modes)."""
-    return f"{trial}-a{attempt}-{STAGE_POD_SUFFIX[stage]}"
+    """The pod of a stage before the graded execution (PreSkill/PostSkill modes; plan.Stage.pod_suffix)."""
+    return f"{trial}-a{attempt}-{stage_named(stage).pod_suffix}"
 
 
 def grade_pod_name(trial: str, attempt: int, grade_attempt: int) -> str:

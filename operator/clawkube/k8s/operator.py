@@ -23,8 +23,9 @@ def build(settings: Settings, metrics: Optional[Metrics] = None) -> tuple[kopf.O
 
 
 async def operate(settings: Settings, metrics: Optional[Metrics] = None,
-                  stop_flag: Optional[threading.Event] = None, ready_flag: Optional[threading.Event] = None) -> None:
-    registry, _ = build(settings, metrics)
+                  stop_flag: Optional[threading.Event] = None, ready_flag: Optional[threading.Event] = None,
+                  built: Optional[tuple[kopf.OperatorRegistry, Reconciler]] = None) -> None:
+    registry, _ = built or build(settings, metrics)
     liveness = f"http://{settings.listen_address}:{settings.liveness_port}/healthz" if settings.liveness_port else None
     # no namespaces listed: every namespace (kopf's cluster-wide watches; the RBAC must be cluster-wide too)
     await kopf.operator(registry=registry, standalone=True, clusterwide=not settings.namespaces,
@@ -38,8 +39,10 @@ def main(settings: Optional[Settings] = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # kopf logs every successful handler call at INFO: one line per watch event (bench/RESULTS.md)
     logging.getLogger("kopf.objects").setLevel(logging.WARNING)
-    serve(settings.metrics_port, address=settings.listen_address)
-    asyncio.run(operate(settings))
+    built = build(settings)
+    # /readyz (the chart's readiness probe) on the metrics port: ready once a pass has read the API server
+    serve(settings.metrics_port, address=settings.listen_address, ready=built[1].readiness)
+    asyncio.run(operate(settings, built=built))
 
 
 class OperatorThread:

@@ -1,7 +1,8 @@
 """Terminated pods -> outcomes (pure): what the agent or grading pod reported, or why it failed.
 
-The pods print a one-line JSON to their termination message (DESIGN.md "Pods"). When there is none
-(the container was killed, the command crashed), the pod's own state tells the error kind.
+The pods print a one-line JSON to their termination message (contracts/termination.py, the model pod.py
+writes). When there is none (the container was killed, the command crashed), the pod's own state tells the
+error kind; a message that is not a valid one of its phase is an infra failure naming the bad field.
 """
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from typing import Optional
 
 from pydantic import ValidationError
 
-from ..results.model import ErrorKind, Usage
+from ..contracts import termination
+from ..contracts.termination import AgentTermination, GradeTermination
+from ..results.model import ErrorKind
+from ..plan import Role, Stage
 from .conditions import ts
 from .model import AgentOutcome, ScoreStatus, StageOutcome, UsageStatus
 from .observe import PodObs
@@ -21,13 +25,23 @@ class Failure:
     kind: ErrorKind
     reason: str  # CamelCase, for conditions and events
     message: str
+    evidence: bool = False  # an agent failure whose transcript and workspace were uploaded (it can be graded)
 
 
-def _kind(value: object) -> Optional[ErrorKind]:
+def _message(pod: PodObs, phase: str):
+    """The pod's typed termination message, None when it has none of this phase, or a Failure when malformed."""
+    t = pod.terminated
+    raw = t.message if t is not None else None
+    if raw is None or raw.get("phase", phase) != phase:
+        return None
     try:
-        return ErrorKind(value) if value else None
-    except ValueError:
-        return ErrorKind.INFRA
+        return termination.parse({"phase": phase, **raw})
+    except ValidationError as e:
+        locs = [[str(x) for x in err["loc"][1:]] for err in e.errors()]
+        problems = "; ".join(f"{'.'.join(loc)}: {err['msg']}" for loc, err in zip(locs, e.errors()))
+        if phase == "grade" and all(loc[:1] == ["score"] for loc in locs):
+            return Failure(ErrorKind.GRADING_ERROR, "BadScore", f"grading pod reported a bad score: {problems}")
+        return Failure(ErrorKind.INFRA, "BadTerminationMessage", f"{phase} pod's termination message: {problems}")
 
 
 def _without_message(pod: PodObs, phase: str) -> Failure:
@@ -49,58 +63,54 @@ def agent_outcome(pod: PodObs) -> tuple[AgentOutcome, Optional[Failure]]:
     """The outcome of a terminated agent pod and, if the attempt failed, why."""
     t = pod.terminated
     finished = ts(t.finished_at) if t is not None and t.finished_at else None
-    msg = t.message if t is not None else None
-    if msg is None or msg.get("phase", "agent") != "agent":
-        return AgentOutcome(exit_code=t.exit_code if t else None, finished_at=finished), _without_message(pod, "agent")
-    try:
-        usage = UsageStatus.of(Usage.model_validate(msg.get("usage") or {}))
-    except ValidationError as e:
-        usage = UsageStatus()
-        msg = {**msg, "error_kind": "infra", "error_message": f"bad usage in termination message: {e}"}
-    out = AgentOutcome(exit_code=msg.get("exit_code"), timed_out=bool(msg.get("timed_out")), usage=usage,
-                       error_kind=_kind(msg.get("error_kind")), error_message=msg.get("error_message"),
-                       finished_at=finished, skills=msg["skills"] if isinstance(msg.get("skills"), dict) else None)
+    msg = _message(pod, "agent")
+    if not isinstance(msg, AgentTermination):
+        return (AgentOutcome(exit_code=t.exit_code if t else None, finished_at=finished),
+                msg if isinstance(msg, Failure) else _without_message(pod, "agent"))
+    out = AgentOutcome(exit_code=msg.exit_code, timed_out=msg.timed_out, usage=UsageStatus.of(msg.usage),
+                       error_kind=msg.error_kind, error_message=msg.error_message, finished_at=finished,
+                       skills=msg.skills.model_dump() if msg.skills is not None else None)
     if out.timed_out and out.error_kind is None:
         out = out.model_copy(update={"error_kind": ErrorKind.AGENT_TIMEOUT})
-    if out.error_kind is None and msg.get("upload_error"):  # the grading pod could not fetch the workspace
-        return out, Failure(ErrorKind.INFRA, "ArtifactUploadFailed", f"agent pod upload: {msg['upload_error']}")
+    if out.error_kind is None and msg.upload_error:  # the grading pod could not fetch the workspace
+        return out, Failure(ErrorKind.INFRA, "ArtifactUploadFailed", f"agent pod upload: {msg.upload_error}")
     if out.error_kind is not None:
         reason = "".join(w.title() for w in out.error_kind.value.split("_"))
-        return out, Failure(out.error_kind, reason, out.error_message or f"agent reported {out.error_kind.value}")
+        return out, Failure(out.error_kind, reason, out.error_message or f"agent reported {out.error_kind.value}",
+                            evidence=not msg.upload_error)
     return out, None
 
 
 def grade_outcome(pod: PodObs) -> tuple[Optional[ScoreStatus], Optional[Failure]]:
     """The score of a terminated grading pod, or why there is none."""
-    t = pod.terminated
-    msg = t.message if t is not None else None
-    if msg is None or msg.get("phase", "grade") != "grade":
-        return None, _without_message(pod, "grade")
-    kind = _kind(msg.get("error_kind"))
-    if kind is None and msg.get("score") is not None:
-        try:
-            return ScoreStatus.model_validate(msg["score"]), None
-        except ValidationError as e:
-            return None, Failure(ErrorKind.GRADING_ERROR, "BadScore", f"grading pod reported a bad score: {e}")
+    msg = _message(pod, "grade")
+    if not isinstance(msg, GradeTermination):
+        return None, msg if isinstance(msg, Failure) else _without_message(pod, "grade")
+    kind = msg.error_kind
+    if kind is None and msg.upload_error:  # a score whose evidence (score.json, grader.log) is not in the store:
+        # the trial must not read Succeeded while an artifact it promises is missing; graded again
+        return None, Failure(ErrorKind.INFRA, "ArtifactUploadFailed", f"grading pod upload: {msg.upload_error}")
+    if kind is None and msg.score is not None:
+        return ScoreStatus.of(msg.score), None
     kind = kind or ErrorKind.GRADING_ERROR
     return None, Failure(kind, "GradingError" if kind == ErrorKind.GRADING_ERROR else "Infra",
-                         msg.get("error_message") or "grading pod reported no score")
+                         msg.error_message or "grading pod reported no score")
 
 
-def stage_outcome(pod: PodObs, stage: str) -> tuple[StageOutcome, Optional[Failure]]:
-    """A terminated stage pod (decide_trial.STAGES): the stage's own verdict (an agent error or timeout, a
+def stage_outcome(pod: PodObs, stage: Stage) -> tuple[StageOutcome, Optional[Failure]]:
+    """A terminated pod of a preparatory stage (plan.py): the stage's own verdict (an agent error or timeout, a
     grading error), reported in its termination message, is recorded and is no failure; a pod that gave no
     message, or reported an infra error, fails the attempt."""
     reported = pod.terminated is not None and pod.terminated.message is not None
-    if stage == "first_run_grade":
+    if stage.role is Role.GRADE:
         score, failure = grade_outcome(pod)
         if failure is None:
-            return StageOutcome(name=stage, score=score), None
+            return StageOutcome(name=stage.name, score=score), None
         if reported and failure.kind == ErrorKind.GRADING_ERROR:
-            return StageOutcome(name=stage, error_kind=failure.kind, error_message=failure.message), None
-        return StageOutcome(name=stage), failure
+            return StageOutcome(name=stage.name, error_kind=failure.kind, error_message=failure.message), None
+        return StageOutcome(name=stage.name), failure
     out, failure = agent_outcome(pod)
-    rec = StageOutcome(name=stage, usage=out.usage, error_kind=out.error_kind, error_message=out.error_message,
+    rec = StageOutcome(name=stage.name, usage=out.usage, error_kind=out.error_kind, error_message=out.error_message,
                        skills=out.skills)
     if failure is None or (reported and failure.kind in (ErrorKind.AGENT_ERROR, ErrorKind.AGENT_TIMEOUT)):
         return rec, None

@@ -31,9 +31,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ..agents.api import BASE_URL_ENV as MODEL_BASE_URL_ENV, KEY_ENV as MODEL_KEY_ENV
 from ..agents.registry import get_agent
 from ..artifacts import grants
-from ..contracts import judge as judges
+from ..contracts.pod_env import FirstRunRecord, PodEnv, judge_env
 from ..runspec import BenchmarkRunSpec
 from ..services import sidecars
 from ..tasks.model import ServiceSpec
@@ -69,7 +70,7 @@ class PodParams:
     stage: str = "execution"  # agent pods: execution | authoring | first_run | summary
     skills_uri: Optional[str] = None  # execution pods of PreSkill/PostSkill: the authored skills
     first_run_uri: Optional[str] = None  # summary pods: the first run's agent artifacts
-    first_run: Optional[str] = None  # summary pods: JSON of the first run's score and errors
+    first_run: Optional[FirstRunRecord] = None  # summary pods: the first run's score and errors
     # agent-role pods (Settings.presigned_grants): JSON of a presigned POST under artifact_uri, and of presigned GET
     # URLs of what the pod reads ({s3 uri: {relative path: url}}); with them the pod gets no store credentials
     upload_grant: Optional[str] = None
@@ -77,17 +78,13 @@ class PodParams:
 
 
 def _s3_env(p: PodParams) -> list[dict[str, Any]]:
-    env: list[dict[str, Any]] = []
-    if p.artifact_uri:
-        env.append({"name": "CLAWKUBE_ARTIFACT_URI", "value": p.artifact_uri})
+    env: list[dict[str, Any]] = PodEnv(artifact_uri=p.artifact_uri).k8s()
     if p.endpoint:
         env += [{"name": "AWS_ENDPOINT_URL", "value": p.endpoint}, {"name": "AWS_ENDPOINT_URL_S3", "value": p.endpoint}]
     if p.region:
         env.append({"name": "AWS_DEFAULT_REGION", "value": p.region})
     if p.upload_grant:  # presigned: no credentials in the pod
-        env.append({"name": grants.UPLOAD_ENV, "value": p.upload_grant})
-        if p.read_grants:
-            env.append({"name": grants.READ_ENV, "value": p.read_grants})
+        env += PodEnv(upload_grant=p.upload_grant, read_grants=p.read_grants).k8s()
     elif p.credentials_secret:
         env += [{"name": k, "valueFrom": {"secretKeyRef": {"name": p.credentials_secret, "key": k}}}
                 for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")]
@@ -155,26 +152,31 @@ def agent_pod(p: PodParams) -> dict[str, Any]:
         argv += ["--stage", p.stage]
     if a.model:
         argv += ["--model", a.model]
-    env = [{"name": "CLAWKUBE_TRIAL", "value": p.trial}, {"name": "CLAWKUBE_ATTEMPT", "value": str(p.attempt)},
-           {"name": "CLAWKUBE_MODE", "value": p.spec.mode.value},
-           {"name": "CLAWKUBE_ERROR_INJECTION_RATE", "value": str(p.run_spec.error_injection_rate)},
-           {"name": "CLAWKUBE_SEED", "value": str(p.run_spec.seed)}]
-    if p.run_spec.timeout_seconds:
-        env.append({"name": "CLAWKUBE_TIMEOUT_SECONDS", "value": str(p.run_spec.timeout_seconds)})
-    if a.args:
-        env.append({"name": "CLAWKUBE_AGENT_ARGS", "value": json.dumps(a.args, sort_keys=True)})
-    for name, value in (("CLAWKUBE_SKILLS_URI", p.skills_uri), ("CLAWKUBE_FIRST_RUN_URI", p.first_run_uri),
-                        ("CLAWKUBE_FIRST_RUN", p.first_run)):
-        if value:
-            env.append({"name": name, "value": value})
+    env = PodEnv(trial=p.trial, attempt=p.attempt, mode=p.spec.mode, error_injection_rate=p.run_spec.error_injection_rate,
+                 seed=p.run_spec.seed, timeout_seconds=p.run_spec.timeout_seconds or None, agent_args=a.args or None,
+                 skills_uri=p.skills_uri or None, first_run_uri=p.first_run_uri or None,
+                 first_run=p.first_run).k8s()
     pod = _pod(p, "agent", p.spec.agent_bundle, f"{ROOT}/bundle", argv, env + _s3_env(p))
     if p.runtime_class:
         pod["spec"]["runtimeClassName"] = p.runtime_class
     if p.model_api_secret and _calls_a_model(a.harness):
         pod["spec"]["containers"][0]["envFrom"] = [{"secretRef": {"name": p.model_api_secret}}]
+    pod["spec"]["containers"][0]["env"] += model_api_env(a.api)
     if p.services and p.stage in ("execution", "first_run"):
         _add_service_sidecars(pod, p)
     return pod
+
+
+def model_api_env(api) -> list[dict[str, Any]]:
+    """spec.agent.api for the agent pod (agents/api.py): the base URL, and the key from its Secret; the adapter
+    maps both to the harness's own mechanism. Never on grading pods."""
+    if api is None or not api.base_url:
+        return []
+    env: list[dict[str, Any]] = [{"name": MODEL_BASE_URL_ENV, "value": api.base_url}]
+    if api.api_key_secret is not None:
+        env.append({"name": MODEL_KEY_ENV, "valueFrom": {"secretKeyRef": {
+            "name": api.api_key_secret.name, "key": api.api_key_secret.key}}})
+    return env
 
 
 def _calls_a_model(harness: str) -> bool:
@@ -210,6 +212,6 @@ def _add_service_sidecars(pod: dict[str, Any], p: PodParams) -> None:
 def grade_pod(p: PodParams, agent_artifacts_uri: str) -> dict[str, Any]:
     argv = ["clawkube", "pod", "grade", "--grading", f"{ROOT}/grading", "--agent-artifacts", agent_artifacts_uri,
             "--out", f"{ROOT}/out"]
-    env = [{"name": "CLAWKUBE_TRIAL", "value": p.trial}, {"name": "CLAWKUBE_ATTEMPT", "value": str(p.attempt)},
-           *judges.pod_env(p.run_spec.judge)]  # the judge: grading pods only, never agent pods
+    env = [*PodEnv(trial=p.trial, attempt=p.attempt).k8s(),
+           *judge_env(p.run_spec.judge)]  # the judge: grading pods only, never agent pods
     return _pod(p, "grade", p.spec.grading_bundle, f"{ROOT}/grading", argv, env + _s3_env(p))

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from ..results.model import ErrorKind
+from ..results.model import TOOL_KINDS, ErrorKind
 from ..settings import Settings
 from . import conditions as C
 from . import stores
@@ -45,6 +45,9 @@ class Reconciler:
     def __init__(self, kube: Kube, settings: Settings, metrics: Metrics, clock: Callable[[], datetime] = utcnow):
         self.kube, self.settings, self.metrics, self.clock = kube, settings, metrics, clock
         self.last_pass: float = 0.0  # time.monotonic() of the last completed pass (liveness)
+        self.last_read_ok: float = 0.0  # ... of the last pass that read every served namespace (readiness)
+        self.last_read_error: str = ""
+        self._read_error = ""
         self._seen: set[tuple[str, str]] = set()  # (namespace, run) with gauges
         # per run: the (metric attribute, label values) of its score gauges, whose labels vary (model, k, category)
         self._series: dict[tuple[str, str], set[tuple[str, tuple[str, ...]]]] = {}
@@ -62,11 +65,13 @@ class Reconciler:
         report = PassReport()
         runs: list[RunObs] = []
         unread: set[str] = set()
+        self._read_error = ""
         for ns in self._namespaces(unread):
             try:
                 runs += gather(self.kube, ns)
             except (ApiException, HTTPError) as e:  # API error, or the apiserver unreachable
                 unread.add(ns)
+                self._read_error = f"reading namespace {ns}: {getattr(e, 'reason', None) or e}"
                 self.metrics.reconcile_errors.labels(ns, "gather").inc()
                 log.warning("gather %s failed: %s", ns, getattr(e, "reason", None) or e)
         cap = self.settings.max_concurrent_pods
@@ -83,7 +88,21 @@ class Reconciler:
         self._forget_gauges({(r.namespace, r.name) for r in runs} | {k for k in self._seen if k[0] in unread})
         report.seconds = time.monotonic() - started
         self.last_pass = time.monotonic()
+        if self._read_error:
+            self.last_read_error = self._read_error
+        else:
+            self.last_read_ok, self.last_read_error = self.last_pass, ""
         return report
+
+    def readiness(self) -> Optional[str]:
+        """None when ready (a recent pass read every served namespace), else what is wrong (the /readyz body)."""
+        if not self.last_read_ok:
+            return ("not ready: no pass has read the Kubernetes API yet" +
+                    (f" ({self.last_read_error})" if self.last_read_error else " (starting)"))
+        age = time.monotonic() - self.last_read_ok
+        if age > 10 * self.settings.requeue_seconds + 60:
+            return f"not ready: no successful read of the Kubernetes API for {age:.0f}s ({self.last_read_error})"
+        return None
 
     def _namespaces(self, unread: set[str]) -> list[str]:
         if self.settings.namespaces:
@@ -92,6 +111,7 @@ class Reconciler:
             return sorted(self.kube.run_namespaces())
         except (ApiException, HTTPError) as e:  # keep every gauge: nothing was read
             unread.update(ns for ns, _ in self._seen)
+            self._read_error = f"listing BenchmarkRuns: {getattr(e, 'reason', None) or e}"
             self.metrics.reconcile_errors.labels("*", "gather").inc()
             log.warning("listing BenchmarkRuns cluster-wide failed: %s", getattr(e, "reason", None) or e)
             return []
@@ -163,6 +183,8 @@ def _zero_counters(m: Metrics, ns: str, run: str, categories: set[str]) -> None:
         m.retries.labels(ns, run, kind.value)
     for kind in ("input", "output", "total"):
         m.tokens.labels(ns, run, kind)
+    for kind in TOOL_KINDS:
+        m.tool_calls.labels(ns, run, kind)
     m.cost.labels(ns, run)
     m.upload_failures.labels(ns, run)
     for role in ("agent", "grade"):

@@ -91,7 +91,7 @@ def agent_bundle(task: TaskSpec, harness: str) -> bytes:
         w.add_bytes(REFERENCE_FILE, task.reference_solution.encode())
     manifest = AgentManifest(view=task.agent_view(), format=task.format, workspace_mount=layout.mount,
                              warmup=task.warmup, services=task.services, skills=[s.name for s in task.skills], has_reference=with_ref,
-                             extra=task.extra)
+                             extra=task.extra, setup_error=task.setup_error)
     w.add_bytes(AGENT_MANIFEST, manifest.model_dump_json(indent=1).encode())
     return w.bytes()
 

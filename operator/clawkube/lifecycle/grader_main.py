@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 
 from ..benchmarks import registry
-from ..contracts.grading import GradeOutput, GradeRequest
+from ..contracts.grading import GradeOutput, GradeRequest, GraderResult
 from ..contracts.judge import KEY_ENV, Judge
 
 
@@ -21,7 +21,11 @@ def main(argv: list[str]) -> int:
     req = GradeRequest.model_validate_json(Path(argv[0]).read_text())
     try:
         judge = None if req.judge is None else Judge(**req.judge.model_dump(), api_key=os.environ.get(KEY_ENV))
-        out = GradeOutput(ok=True, scores=registry.get(req.benchmark).run_grader(req, judge))
+        res = registry.get(req.benchmark).run_grader(req, judge)
+        if isinstance(res, GraderResult):  # a plugin that keeps the grader's non-numeric fields
+            out = GradeOutput(ok=True, scores=res.scores, details=res.details)
+        else:
+            out = GradeOutput(ok=True, scores=res)
     except BaseException as e:  # the grader's own failure, reported, never a score
         out = GradeOutput(ok=False, error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
         print(out.traceback, file=sys.stderr)

@@ -218,6 +218,8 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
         raise GradingError(f"grader crashed: {res.error}")
     plugin = registry.get(m.format)
     score = to_score(m, res.scores, engine_evidence(dirs, m) if plugin.engine_evidence else None)
+    if res.details:  # the grader's non-numeric fields (judge reasons, methods, paths): kept, never scored
+        score.details["grader_fields"] = res.details
     workspace.write_json(dirs.out / "score.json", score.model_dump())
     return score
 

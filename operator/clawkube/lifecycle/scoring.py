@@ -14,5 +14,7 @@ __all__ = ["GradingError", "to_score"]
 
 
 def to_score(m: GradingManifest, raw: dict[str, float], evidence: Optional[Evidence] = None) -> Score:
-    check_range(raw)
-    return registry.get(m.format).score(m, raw, evidence)
+    plugin = registry.get(m.format)
+    if plugin.criteria_in_unit_range:
+        check_range(raw)
+    return plugin.score(m, raw, evidence)

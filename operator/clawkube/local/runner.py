@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Callable, Optional, TextIO
 
 from ..contracts import judge as judges
-from ..lifecycle import sandbox, trial
+from ..lifecycle import sandbox
+from . import trial
 from ..lifecycle.phases import Isolation
-from ..results.model import ErrorKind, TrialResult
-from ..results.report import render_progress
-from ..results.summary import RunSummary, summarize
+from ..results.model import TrialResult
+from ..reporting.report import render_progress
+from ..reporting.summary import RunSummary, summarize
 from ..runspec import BenchmarkRunSpec, EvalMode
 from ..benchmarks.loader import load_tasks, select
 from ..tasks.model import TaskSpec
@@ -142,13 +143,7 @@ class LocalRunner:
             with self._lock:
                 self._skipped_budget += 1
             return
-        attempts = self.spec.retry.infra
-        attempt = 0
-        while True:
-            attempt += 1
-            r = trial.run_trial(plan, attempt)
-            if r.error_kind != ErrorKind.INFRA or attempt >= attempts:
-                break
+        r = trial.run_trial_with_retries(plan)
         with self._lock:
             self._results[_key(r)] = r
             self._done += 1
@@ -186,7 +181,7 @@ class LocalRunner:
                     plan = trial.TrialPlan(task=prepared, trial_index=i, agent=self.spec.agent, out_root=self.out,
                                            scratch_root=scratch, isolation=iso,
                                            timeout_override=self.spec.timeout_seconds,
-                                           grading_attempts=self.spec.retry.grading_error, mode=mode,
+                                           retry=self.spec.retry, mode=mode,
                                            grader_timeout=self.grader_timeout,
                                            error_injection_rate=self.spec.error_injection_rate, seed=self.spec.seed,
                                            dir_name=f"{mode}-{i}" if several else None, judge=self.spec.judge)

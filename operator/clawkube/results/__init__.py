@@ -1,1 +1,2 @@
-"""Per-trial results, run-level metrics and reports."""
+"""Per-trial results (the models result.json, score.json, usage.json hold) and the pure metrics over them;
+the run-level views are in clawkube.reporting."""

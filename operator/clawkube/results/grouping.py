@@ -1,6 +1,6 @@
 """How run-level views read trial results: mode, score of a finished trial, pass, grouping, per-key means.
 
-Shared by `results/summary.py` and the benchmark plugins' summary sections, so every section counts alike.
+Shared by `reporting/summary.py` and the benchmark plugins' summary sections, so every section counts alike.
 """
 from __future__ import annotations
 

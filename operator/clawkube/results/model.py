@@ -12,6 +12,7 @@ class ErrorKind(str, Enum):
     AGENT_ERROR = "agent_error"
     GRADING_ERROR = "grading_error"  # grader crashed, timed out or returned garbage
     INFRA = "infra"  # setup/services/sandbox/S3/apiserver faults
+    SETUP_ERROR = "setup_error"  # the task cannot run here (workspace not downloaded, a Warmup line failed): not retried
 
 
 class TrialState(str, Enum):
@@ -19,6 +20,10 @@ class TrialState(str, Enum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"  # graded (any score, including 0)
     FAILED = "failed"  # no score: see error_kind
+
+
+# Kinds of tool calls counted in `Usage.tool_calls_by_kind` (each adapter maps its harness's tool names).
+TOOL_KINDS = ("exec", "read", "write", "search", "web", "browser", "plan", "agent", "mcp", "other")
 
 
 class Usage(BaseModel):
@@ -72,6 +77,8 @@ class TrialResult(BaseModel):
     agent: str = ""
     model: Optional[str] = None
     mode: Optional[str] = None  # EvoClawBench evaluation mode: baseline/preskill/postskill
+    # error kind -> earlier attempts (or gradings) of this trial that failed with it and were retried
+    retries: dict[str, int] = Field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, int]:

@@ -1,4 +1,4 @@
-"""EvoClawBench evaluation modes (run setting `spec.mode`), used by `lifecycle/trial.py`.
+"""EvoClawBench evaluation modes (run setting `spec.mode`), used by `local/trial.py`.
 
 - baseline:  one execution; the skills dir holds only what the task itself ships (no authored skills).
 - preskill:  an authoring phase writes skills from the task prompt only; a fresh execution then gets only them.

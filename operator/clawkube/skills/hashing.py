@@ -3,19 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
+from ..contracts.skills import SkillReport
 from ..lifecycle import workspace
 
-
-class SkillReport(BaseModel):
-    source: str  # "task" (shipped with the task) | "authored" (PreSkill/PostSkill)
-    files: dict[str, str] = Field(default_factory=dict)  # relative path -> sha256, as the execution started
-    mutations: dict[str, list[str]] = Field(default_factory=dict)  # {added, modified, deleted} during execution
-
-    @property
-    def mutated(self) -> bool:
-        return any(self.mutations.values())
 
 
 def hashes(skills_dir: Path) -> dict[str, str]:

@@ -11,7 +11,7 @@ from typing import Optional
 
 from ..agents.base import Agent
 from ..lifecycle import phases, sandbox, workspace
-from ..lifecycle.bundle import AgentManifest
+from ..contracts.manifests import AgentManifest
 from .phase_args import phase_args
 from .prompts import authoring_prompt, summary_prompt
 

@@ -113,6 +113,10 @@ class TaskSpec(BaseModel):
     # benchmark-specific data its plugin writes at load and reads back from the bundle manifests
     # (`extra["grading_only_paths"]`: more paths to hide from agents)
     extra: dict[str, Any] = Field(default_factory=dict)
+    # a task that loads but cannot run here (e.g. its workspace is not downloaded): every trial of it ends as a
+    # setup error with this message, never retried; `validate` prints it
+    setup_error: Optional[str] = None
+    load_warnings: list[str] = Field(default_factory=list)  # printed by `validate`; the task still runs
 
     def agent_view(self) -> AgentView:
         return AgentView(

@@ -1,11 +1,10 @@
-"""One trial on the local machine: every phase in order, evidence collected, result.json written last.
+"""One trial on the local machine: the stages of its mode (the trial plan, plan.py) in order, evidence
+collected, result.json written last; `run_trial_with_retries` repeats attempts as the retry policy says.
 
 The task's services (if any) start before the agent as local processes, are reset before every execution, and
-their audit logs are collected into <trial>/audit/ after it. The run's EvoClawBench mode decides the phases
-(skills/__init__.py): PreSkill's authoring transcript is in <trial>/authoring/, PostSkill's first run in
-<trial>/first_run/ and its summary phase in <trial>/summary/. `result.usage` is end-to-end (every phase);
-`score.details` holds `execution_usage` (the graded execution only), `phase_usage`, `skills` (hashes as the
-execution started and the mutations it made) and, for PostSkill, the first run's score.
+their audit logs are collected into <trial>/audit/ after it. A preparatory stage keeps its evidence in
+<trial>/<stage>/ (PreSkill `authoring`, PostSkill `first_run` and `summary`). `result.usage` is end-to-end
+(every stage); `score.details` holds the mode details (contracts/details.py).
 """
 from __future__ import annotations
 
@@ -22,21 +21,26 @@ from ..agents.api import model_env
 from ..agents.registry import get_agent
 from ..benchmarks import registry
 from ..benchmarks.base import AgentSetup, EnvironmentRequest, EnvironmentStartError, TrialEnvironment
-from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
+from .. import plan as trial_plan
 from ..contracts import judge as judges
-from ..runspec import AgentSpec, EvalMode, JudgeSpec
+from ..contracts.details import StageRecord, mode_details, with_mode_details
+from ..contracts.skills import SkillReport
+from ..plan import Next, Role, Stage
+from ..results.model import ErrorKind, Score, TrialResult, TrialState, Usage
+from ..runspec import AgentSpec, EvalMode, JudgeSpec, RetryPolicy
 from ..services.client import ServiceError
 from ..services.command import agent_env as service_env
 from ..services.injection import InjectionConfig
 from ..services.local import LocalServices
 from ..skills.context import context_from_artifacts
-from ..skills.hashing import SkillReport, hashes
+from ..skills.hashing import hashes
 from ..skills.hashing import report as skill_report
 from ..skills.phase_args import phase_args
 from ..skills.writing import write_skills
-from . import bundle as bundles
-from . import phases, workspace
-from .scoring import GradingError
+from ..lifecycle import bundle as bundles
+from ..lifecycle import phases, workspace
+from ..lifecycle.scoring import GradingError
+from ..lifecycle.task_env import task_env
 
 RESULT_FILE = "result.json"
 
@@ -62,7 +66,7 @@ class TrialPlan:
     scratch_root: Path  # agent-side scratch (workspace, home, skills); outside every hidden path
     isolation: phases.Isolation
     timeout_override: Optional[int] = None
-    grading_attempts: int = 2
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     mode: Optional[str] = None
     env: dict[str, str] = field(default_factory=dict)
     grader_timeout: Optional[float] = None  # overrides the task's grader time limit
@@ -97,10 +101,6 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def task_env(names: list[str], source: dict[str, str]) -> dict[str, str]:
-    return {n: source[n] for n in names if n in source}
-
-
 @dataclass
 class _Trial:
     """What the phases of one trial share."""
@@ -113,10 +113,15 @@ class _Trial:
     services: TrialEnvironment  # the plugin's own (environment()) or the task's generic services
     scratch: Path
     clock: dict[str, float]
+    retries: dict[str, int] = field(default_factory=dict)  # the result's: failures that were retried, by kind
 
     @property
     def timeout(self) -> int:
         return self.plan.timeout_override or self.plan.task.timeout_seconds
+
+    @property
+    def mode(self) -> EvalMode:
+        return EvalMode(self.plan.mode or EvalMode.BASELINE.value)
 
     def timed(self, name: str, fn, *a, **kw):
         start = time.monotonic()
@@ -170,58 +175,103 @@ def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optiona
     t = tr.plan.task
     grading_ws, gm = tr.timed("firewall", phases.firewall, dirs, t.grading_dir, tr.env)
     judge = judges.JudgeConfig.of(tr.plan.judge)
-    last_error = None
-    for _ in range(max(1, tr.plan.grading_attempts)):
+    failed = 0
+    while True:
         try:
             return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, tr.grading_env,
                             tr.plan.grader_timeout, judge), None
         except GradingError as e:
-            last_error = str(e)
-    return None, last_error
+            failed += 1
+            if trial_plan.after_failure(tr.plan.retry, ErrorKind.GRADING_ERROR, failed) is not Next.RETRY:
+                return None, str(e)
+            kind = ErrorKind.GRADING_ERROR.value
+            tr.retries[kind] = tr.retries.get(kind, 0) + 1
 
 
-def _run_mode(tr: _Trial, dirs: phases.TrialDirs, result: TrialResult) -> tuple[_Execution, dict]:
-    """The executions and skill phases of the trial's mode; returns the graded execution and mode details."""
-    mode = tr.plan.mode or EvalMode.BASELINE.value
-    details: dict = {"mode": mode, "phase_usage": {}}
-    usage = Usage()
-    if mode == EvalMode.PRESKILL.value:
-        skills, ap = _author(tr, "authoring", dirs.out / "authoring")
-        details["phase_usage"]["authoring"] = ap.usage.model_dump()
-        details["authoring_error"] = ap.error_message
-        usage = usage.add(ap.usage)
-        run = _execute(tr, dirs, skills, "execution")
-    elif mode == EvalMode.POSTSKILL.value:
-        first_dirs = phases.TrialDirs(bundle=dirs.bundle, workspace=dirs.workspace, home=dirs.home, skills=dirs.skills,
-                                      out=dirs.out / "first_run", grading=dirs.grading / "first_run")
-        first_dirs.grading.mkdir(parents=True, exist_ok=True)
-        first = _execute(tr, first_dirs, None, "first run")
-        usage = usage.add(first.agent_phase.usage)
-        details["phase_usage"]["first_run"] = first.agent_phase.usage.model_dump()
-        first_score, grade_error = _grade(tr, first_dirs)
-        details["first_run"] = {"score": first_score.model_dump() if first_score else None, "grading_error": grade_error,
-                                "agent_error": first.agent_phase.error_message, "skills": first.skills.model_dump()}
-        context = context_from_artifacts(first_dirs.out, first_score, first.agent_phase.error_message, grade_error,
-                                         tr.scratch / "summary-input")
-        (dirs.out / "first_run" / "context.txt").write_text(context)
-        skills, ap = _author(tr, "summary", dirs.out / "summary", context)
-        details["phase_usage"]["summary"] = ap.usage.model_dump()
-        details["summary_error"] = ap.error_message
-        usage = usage.add(ap.usage)
-        run = _execute(tr, dirs, skills, "second run")
-    elif mode == EvalMode.BASELINE.value:
-        run = _execute(tr, dirs, None, "execution")
-    else:
-        raise ValueError(f"unknown evaluation mode {mode!r}")
-    details["phase_usage"]["execution"] = run.agent_phase.usage.model_dump()
-    details["skills"] = run.skills.model_dump()
-    details["skills_mutated"] = run.skills.mutated
-    result.usage = usage.add(run.agent_phase.usage)
-    return run, details
+class _Retry(Exception):
+    """The graded execution failed (agent error/timeout) and the retry policy starts a new attempt."""
+
+    def __init__(self, kind: ErrorKind, message: Optional[str]):
+        self.kind, self.message = kind, message
+        super().__init__(message)
 
 
-def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
-    """Run all phases; never raises for a trial-level failure (it is in the result)."""
+@dataclass
+class _Attempt:
+    """The stages of one attempt run so far (trial plan, plan.py)."""
+
+    records: dict[str, StageRecord] = field(default_factory=dict)
+    executions: dict[str, _Execution] = field(default_factory=dict)
+    skills: dict[str, Path] = field(default_factory=dict)  # author stage -> the skills it wrote
+    usage: Usage = field(default_factory=Usage)
+
+
+def _stage_dirs(dirs: phases.TrialDirs, st: Stage) -> phases.TrialDirs:
+    """The graded execution works in the trial's own folders; a preparatory one keeps its evidence apart."""
+    if st.graded:
+        return dirs
+    sub = phases.TrialDirs(bundle=dirs.bundle, workspace=dirs.workspace, home=dirs.home, skills=dirs.skills,
+                           out=dirs.out / st.name, grading=dirs.grading / st.name)
+    sub.grading.mkdir(parents=True, exist_ok=True)
+    return sub
+
+
+def _context(tr: _Trial, a: _Attempt, st: Stage) -> Optional[str]:
+    """An author stage's account of an earlier execution: its agent-side artifacts and score, never grader output."""
+    if st.context_from is None:
+        return None
+    run, rec = a.executions[st.context_from], a.records[st.context_from]
+    g = trial_plan.grade_of(tr.mode, st.context_from)
+    graded = a.records.get(g.name) if g else None
+    context = context_from_artifacts(run.dirs.out, graded.score if graded else None, rec.error,
+                                     graded.error if graded else None, tr.scratch / f"{st.name}-input")
+    (run.dirs.out / "context.txt").write_text(context)
+    return context
+
+
+def _run_stage(tr: _Trial, dirs: phases.TrialDirs, a: _Attempt, st: Stage, failures: dict[ErrorKind, int]) -> None:
+    if st.role is Role.AUTHOR:
+        skills, ap = _author(tr, st.name, dirs.out / st.name, _context(tr, a, st))
+        a.skills[st.name] = skills
+        a.usage = a.usage.add(ap.usage)
+        a.records[st.name] = StageRecord(name=st.name, usage=ap.usage, error_kind=ap.error_kind,
+                                         error_message=ap.error_message)
+    elif st.role is Role.EXECUTE:
+        label = st.name if st.graded else st.name.replace("_", " ")
+        run = _execute(tr, _stage_dirs(dirs, st), a.skills.get(st.skills_from) if st.skills_from else None, label)
+        ap = run.agent_phase
+        a.executions[st.name] = run
+        a.usage = a.usage.add(ap.usage)
+        a.records[st.name] = StageRecord(name=st.name, usage=ap.usage, error_kind=ap.error_kind,
+                                         error_message=ap.error_message, skills=run.skills)
+        if st.graded and ap.error_kind is not None:
+            n = failures.get(ap.error_kind, 0) + 1
+            if trial_plan.after_failure(tr.plan.retry, ap.error_kind, n, evidence=True) is Next.RETRY:
+                raise _Retry(ap.error_kind, ap.error_message)
+    elif not st.graded:  # a preparatory grade (the graded one runs after the task's services have stopped)
+        score, error = _grade(tr, a.executions[st.grades].dirs)
+        a.records[st.name] = StageRecord(name=st.name, score=score, error_message=error,
+                                         error_kind=ErrorKind.GRADING_ERROR if error else None)
+
+
+def run_trial_with_retries(plan: TrialPlan) -> TrialResult:
+    """Attempts of one trial until one is final under the retry policy (plan.after_failure)."""
+    failures: dict[ErrorKind, int] = {}
+    attempt = 0
+    while True:
+        attempt += 1
+        r = run_trial(plan, attempt, failures)
+        kind = r.error_kind
+        if r.state is TrialState.SUCCEEDED or kind is None or kind is ErrorKind.GRADING_ERROR:
+            return r  # graded (perhaps with the agent's error recorded), or regrades exhausted inside the attempt
+        failures[kind] = failures.get(kind, 0) + 1
+        if trial_plan.after_failure(plan.retry, kind, failures[kind]) is not Next.RETRY:
+            return r
+
+
+def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKind, int]] = None) -> TrialResult:
+    """Run the stages of the trial's mode (plan.py) once; never raises for a trial-level failure (it is in the
+    result). `failures`: earlier attempts' failures by kind, for the retry decision after an agent failure."""
     t = plan.task
     res_dir = plan.result_dir
     if res_dir.exists():
@@ -236,13 +286,16 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
     dirs = phases.TrialDirs.under(scratch, res_dir, grading_scratch)
     result = TrialResult(task_id=t.task_id, category=t.category, task_format=t.format, trial_index=plan.trial_index,
                          attempt=attempt, state=TrialState.RUNNING, started_at=now_iso(), agent=plan.agent.harness,
-                         model=plan.agent.model, mode=plan.mode, firewall=plan.isolation.mode)
+                         model=plan.agent.model, mode=plan.mode, firewall=plan.isolation.mode,
+                         retries={k.value: n for k, n in (failures or {}).items() if n})
     clock: dict[str, float] = {}
     services: Optional[TrialEnvironment] = None
     try:
         shutil.copytree(t.agent_dir, dirs.bundle)
         shutil.rmtree(dirs.bundle / bundles.SERVICES_DIR, ignore_errors=True)  # for the services only, not the agent
         manifest = bundles.read_agent_manifest(dirs.bundle)
+        if manifest.setup_error:  # the task cannot run here (e.g. its workspace is not downloaded)
+            return _finish(result, dirs, clock, ErrorKind.SETUP_ERROR, manifest.setup_error)
         agent = get_agent(plan.agent.harness)
         source = plan.env or dict(os.environ)
         hidden_env = judges.agent_must_not_see(plan.judge, plan.agent)
@@ -258,28 +311,33 @@ def run_trial(plan: TrialPlan, attempt: int = 1) -> TrialResult:
                 InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key)),
                 bool(manifest.services))
         tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, grading_env=grading_env, services=services,
-                    scratch=scratch, clock=clock)
+                    scratch=scratch, clock=clock, retries=result.retries)
         try:
             try:
                 if manifest.services or not isinstance(services, _TaskServices):
                     tr.timed("services", services.start)
             except (ServiceError, EnvironmentStartError, OSError) as e:
                 return _finish(result, dirs, clock, ErrorKind.INFRA, f"services: {e}")
+            a = _Attempt()
             try:
-                run, details = _run_mode(tr, dirs, result)
+                for st in trial_plan.stages(tr.mode):
+                    if not (st.graded and st.role is Role.GRADE):
+                        _run_stage(tr, dirs, a, st, failures or {})
             except phases.InfraError as e:
                 return _finish(result, dirs, clock, ErrorKind.INFRA, str(e))
+            except _Retry as e:
+                result.usage = a.usage
+                return _finish(result, dirs, clock, e.kind, e.message)
         finally:
             services.stop()
-        ap = run.agent_phase
-        result.error_kind, result.error_message = ap.error_kind, ap.error_message
+        result.usage = a.usage
+        execution = a.records[trial_plan.graded_execution(tr.mode).name]
         result.score, grade_error = _grade(tr, dirs)
         if result.score is None:
             return _finish(result, dirs, clock, ErrorKind.GRADING_ERROR, grade_error)
-        details["execution_usage"] = ap.usage.model_dump()
-        result.score.details.update(details)
+        result.score.details = with_mode_details(result.score.details, mode_details(tr.mode, a.records))
         workspace.write_json(dirs.out / "score.json", result.score.model_dump())
-        return _finish(result, dirs, clock, result.error_kind, result.error_message)
+        return _finish(result, dirs, clock, execution.error_kind, execution.error_message)
     except Exception as e:  # anything unexpected in our own machinery is infra, and still leaves a result
         return _finish(result, dirs, clock, ErrorKind.INFRA, f"{type(e).__name__}: {e}")
     finally:

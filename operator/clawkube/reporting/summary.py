@@ -29,12 +29,12 @@ from typing import Any, Iterable, Optional
 from pydantic import BaseModel, Field
 
 from clawkube.benchmarks import registry
+from clawkube.contracts import details
 from clawkube.results.grouping import BASELINE, groups, mode_of, passed, score_of
 from clawkube.results.metrics import all_passed_rate, mean, pass_at_k, pass_hat_k
 from clawkube.results.model import ErrorKind, TrialResult, TrialState, Usage
 from clawkube.runspec import EvalMode
 
-EXECUTION_USAGE_KEY = "execution_usage"
 _MODE_ORDER = [m.value for m in EvalMode]
 _FINISHED = (TrialState.SUCCEEDED, TrialState.FAILED)
 
@@ -102,6 +102,7 @@ class RunSummary(BaseModel):
     overall: Metrics
     by_category: dict[str, Metrics]
     errors: dict[str, int]  # ErrorKind value (or "unknown") -> failed trials
+    retries: dict[str, int] = Field(default_factory=dict)  # ErrorKind value -> failed attempts that were retried
     usage_end_to_end: UsageStats
     usage_execution: Optional[UsageStats]
     benchmarks: dict[str, dict[str, Any]] = {}  # benchmark name -> its plugin's section (JSON), when it has one
@@ -167,12 +168,12 @@ def _normalised(u: Usage) -> Usage:
 
 def execution_usage(r: TrialResult) -> Optional[Usage]:
     """The execution-only usage a trial carries in `Score.details["execution_usage"]`, if any."""
-    if r.score is None or EXECUTION_USAGE_KEY not in r.score.details:
+    if r.score is None:
         return None
     try:
-        return Usage.model_validate(r.score.details[EXECUTION_USAGE_KEY])
+        return details.execution_usage(r.score.details)
     except ValueError as e:
-        raise ValueError(f"{_where(r)}: score.details.{EXECUTION_USAGE_KEY} is not a Usage: {e}") from e
+        raise ValueError(f"{_where(r)}: score.details.execution_usage is not a Usage: {e}") from e
 
 
 def _usage_stats(usages: list[Usage]) -> UsageStats:
@@ -199,6 +200,14 @@ def _errors(finished: list[TrialResult]) -> dict[str, int]:
         if r.state is TrialState.FAILED:
             key = r.error_kind.value if r.error_kind else "unknown"
             counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _retries(finished: list[TrialResult]) -> dict[str, int]:
+    counts = {k.value: 0 for k in ErrorKind}
+    for r in finished:
+        for kind, n in r.retries.items():
+            counts[kind] = counts.get(kind, 0) + n
     return counts
 
 
@@ -289,7 +298,7 @@ def summarize(results: list[TrialResult], trials_per_task: int,
         modes=modes,
         overall=_metrics(finished, len(task_ids), len(task_ids) * per_task, trials_per_task),
         by_category=by_category,
-        errors=_errors(finished),
+        errors=_errors(finished), retries=_retries(finished),
         usage_end_to_end=usage_e2e,
         usage_execution=usage_exec,
         benchmarks=_benchmarks(seen, finished),

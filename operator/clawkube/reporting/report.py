@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from clawkube.benchmarks import registry
-from clawkube.results.summary import Metrics, Ratios, RunSummary, UsageStats
+from clawkube.reporting.summary import Metrics, Ratios, RunSummary, UsageStats
 from clawkube.results.tables import MISSING, num, ratio, table
 
 
@@ -32,18 +32,30 @@ def _score_table(summary: RunSummary) -> list[str]:
 
 
 def _errors_table(summary: RunSummary) -> list[str]:
-    if not any(summary.errors.values()):
-        return ["no failed trials"]
-    return table(["error kind", "trials"], [[k, str(n)] for k, n in summary.errors.items()])
+    """Failed trials by error kind, and (when any) the failed attempts that were retried."""
+    if not any(summary.retries.values()):
+        if not any(summary.errors.values()):
+            return ["no failed trials"]
+        return table(["error kind", "trials"], [[k, str(n)] for k, n in summary.errors.items()])
+    kinds = list(dict.fromkeys([*summary.errors, *summary.retries]))
+    return table(["error kind", "trials", "retried"],
+                 [[k, str(summary.errors.get(k, 0)), str(summary.retries.get(k, 0))] for k in kinds])
+
+
+def _kinds(by_kind: dict, fmt: str) -> str:
+    """Tool calls by kind, e.g. `exec 3, write 1`."""
+    return ", ".join(f"{k} {format(v, fmt)}" for k, v in sorted(by_kind.items()) if v) or "-"
 
 
 def _usage_rows(name: str, u: UsageStats) -> list[list[str]]:
     t, m = u.total, u.mean_per_trial
     rows = [[f"{name} total", str(u.trials), f"{t.input_tokens:,}", f"{t.output_tokens:,}",
-             f"{t.total_tokens:,}", f"{t.cost_usd:.4f}", f"{t.wall_seconds:.1f}"]]
+             f"{t.total_tokens:,}", f"{t.cost_usd:.4f}", f"{t.wall_seconds:.1f}", f"{t.tool_calls:,}",
+             _kinds(t.tool_calls_by_kind, ",")]]
     if m is not None:
         rows.append([f"{name} per trial", "", f"{m.input_tokens:,.1f}", f"{m.output_tokens:,.1f}",
-                     f"{m.total_tokens:,.1f}", f"{m.cost_usd:.4f}", f"{m.wall_seconds:.1f}"])
+                     f"{m.total_tokens:,.1f}", f"{m.cost_usd:.4f}", f"{m.wall_seconds:.1f}", f"{m.tool_calls:,.1f}",
+                     _kinds(m.tool_calls_by_kind, ".1f")])
     return rows
 
 
@@ -51,7 +63,8 @@ def _usage_table(summary: RunSummary) -> list[str]:
     rows = _usage_rows("end-to-end", summary.usage_end_to_end)
     if summary.usage_execution is not None:
         rows += _usage_rows("execution", summary.usage_execution)
-    return table(["usage", "trials", "tokens in", "tokens out", "tokens", "cost $", "wall s"], rows)
+    return table(["usage", "trials", "tokens in", "tokens out", "tokens", "cost $", "wall s", "tool calls",
+                  "by kind"], rows)
 
 
 def _benchmark_lines(summary: RunSummary) -> list[list[str]]:
