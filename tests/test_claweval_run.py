@@ -89,4 +89,4 @@ def test_without_the_benchmarks_code_the_trial_says_what_is_missing(tmp_path):
     tasks = data(CLAW_EVAL) / "tasks"
     r = _run(tmp_path, {"tasks": {"path": str(tasks)}, "selector": {"ids": ["T001zh_email_triage"]},
                         "agent": {"harness": "nop"}, "retry": {"infra": 1}}, env={"CLAWKUBE_CLAWEVAL_CHECKOUT": ""})
-    assert r["error_kind"] == "infra" and "checkout of claw-eval/claw-eval" in r["error_message"]
+    assert r["error_kind"] == "setup_error" and "checkout of claw-eval/claw-eval" in r["error_message"]

@@ -121,10 +121,10 @@ def test_sample_tasks_carry_their_fixtures(tmp_path):
     shutil.copytree(REPO / "tasks", tmp_path / "tasks")
     (tmp_path / ".git").mkdir()  # the lookup stops at the copy's root
     report = load_tasks(tmp_path / "tasks")
-    assert report.errors == [] and len(report.tasks) == 12
+    assert report.errors == [] and len(report.tasks) == 6
     shutil.rmtree(tmp_path / "tasks" / "evoclaw" / "fixtures" / "evo-word-stats")
     report = load_tasks(tmp_path / "tasks")
-    assert len(report.tasks) == 11
+    assert len(report.tasks) == 5
     assert [(e.path.name, e.field) for e in report.errors] == [("evo-word-stats.md", "workspace_files[0]")]
 
 

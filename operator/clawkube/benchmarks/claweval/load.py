@@ -2,7 +2,8 @@
 
 Only the task spec is needed to load (so ../shared/benchmarks/claw-eval, which holds no code, loads all 300
 tasks); running needs the benchmark's code, a checkout (checkout.py), found now when the task lives in one or
-named by $CLAWKUBE_CLAWEVAL_CHECKOUT, else asked for at run time with a clear message.
+named by $CLAWKUBE_CLAWEVAL_CHECKOUT (`--claw-eval`); without one the task loads with a setup error that says
+what to do (`validate` prints it; its trials end as setup errors, never retried).
 
 What goes where (as the benchmark's sandboxed runner does it):
 - agent workspace (/workspace): `sandbox_files` (else `environment.fixtures`) at their paths relative to the task
@@ -93,7 +94,13 @@ def load(path: Path) -> TaskSpec:
     else:
         grader = GraderSpec(inline_code=f"# graded by the CLAW-Eval checkout's tasks/{folder.name}/{GRADER_FILE}\n",
                             entry="grade")
+    setup_error = None
+    try:
+        checkout_of(extra)
+    except Exception as e:  # CodeMissing: the task loads, its trials end as a setup error saying what to do
+        setup_error = str(e)
     data = dict(
+        setup_error=setup_error,
         id=t.task_id, name=t.task_name or t.task_id, category=t.category or "uncategorized", format=NAME,
         source_path=folder, difficulty=t.difficulty, tags=t.tags, prompt=t.prompt.text,
         language=t.prompt.language, attachments=t.prompt.attachments,
