@@ -99,12 +99,12 @@ def test_the_sample_tasks_staged_from_s3_all_load(store):
     for f in files:
         store.put("samples/" + f.relative_to(repo / "tasks").as_posix(), f.read_bytes())
     result = stage("run", _spec(s3Prefix="s3://store-test/samples/"), None, lambda uri: read_prefix(store, uri))
-    assert result.errors == [] and len(result.tasks) == 12, result.errors
+    assert result.errors == [] and len(result.tasks) == 6, result.errors
     for f in files:
         if "fixtures/evo-word-stats/" not in f.as_posix():
             store.put("partial/" + f.relative_to(repo / "tasks").as_posix(), f.read_bytes())
     result = stage("run", _spec(s3Prefix="s3://store-test/partial/"), None, lambda uri: read_prefix(store, uri))
-    assert len(result.tasks) == 11 and len(result.errors) == 1
+    assert len(result.tasks) == 5 and len(result.errors) == 1
     assert "evo-word-stats.md" in result.errors[0] and "workspace_files" in result.errors[0]
 
 
