@@ -107,3 +107,11 @@ def test_running_without_the_code_says_what_is_missing(tasks_dir, monkeypatch):
         claweval.checkout_of({**t.extra, "checkout": None})
     with pytest.raises(CodeMissing, match="is not a CLAW-Eval checkout: missing src/claw_eval"):
         claweval.checkout_of({**t.extra, "checkout": str(CLAW_EVAL)})
+
+
+def test_validate_with_a_checkout_has_nothing_that_cannot_run(tasks_dir):
+    root = upstream("claw-eval")
+    p = subprocess.run([sys.executable, "-m", "clawkube", "validate", str(tasks_dir), "--no-run", "--claw-eval",
+                        str(root)], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": str(REPO / "operator")})
+    assert "300 task(s) loaded, 0 malformed, 0 template(s) skipped, 0 cannot run here" in p.stdout, p.stdout[-500:]
