@@ -98,9 +98,10 @@ def _records(mode: EvalMode) -> dict[str, StageRecord]:
 
 @pytest.mark.parametrize("mode,keys", [
     (EvalMode.BASELINE, {"mode", "phase_usage", "execution_usage", "skills", "skills_mutated"}),
-    (EvalMode.PRESKILL, {"mode", "phase_usage", "execution_usage", "skills", "skills_mutated", "authoring_error"}),
+    (EvalMode.PRESKILL, {"mode", "phase_usage", "execution_usage", "skills", "skills_mutated", "authoring_error",
+                         "skill_mutation_violation"}),
     (EvalMode.POSTSKILL, {"mode", "phase_usage", "execution_usage", "skills", "skills_mutated", "summary_error",
-                          "first_run"}),
+                          "first_run", "skill_mutation_violation"}),
 ])
 def test_mode_details_per_mode(mode, keys):
     d = mode_details(mode, _records(mode)).as_details()
@@ -108,11 +109,21 @@ def test_mode_details_per_mode(mode, keys):
     assert d["execution_usage"]["total_tokens"] == 50
     assert list(d["phase_usage"]) == [s for s in ("authoring", "first_run", "summary", "execution")
                                       if s in _records(mode)]
+    if mode is not EvalMode.BASELINE:  # a skill-reuse execution that changed its skills: a violation
+        assert d["skill_mutation_violation"] is True
     if mode is EvalMode.PRESKILL:
         assert d["authoring_error"] == "exit 2"
     if mode is EvalMode.POSTSKILL:
         assert d["first_run"]["score"]["score"] == 0.4 and d["first_run"]["agent_error"] is None
     assert ModeDetails.read({**d, "engine": {"x": 1}}).execution_usage.total_tokens == 50
+
+
+def test_mode_details_carry_what_the_skill_writing_stage_created():
+    rec = _records(EvalMode.PRESKILL)
+    rec["authoring"] = rec["authoring"].model_copy(update={"created_skills": [{"name": "s", "content_length": 9}],
+                                                           "skill_quality": 0.4})
+    d = mode_details(EvalMode.PRESKILL, rec).as_details()
+    assert d["created_skills"] == [{"name": "s", "content_length": 9}] and d["skill_quality"] == 0.4
 
 
 def test_details_keys_are_checked():

@@ -12,6 +12,7 @@ from clawkube.local.runner import LocalRunner
 from clawkube.plan import Next, Role
 from clawkube.results.model import ErrorKind, TrialState
 from clawkube.runspec import AgentSpec, BenchmarkRunSpec, EvalMode, RetryPolicy, TaskSource
+from clawkube.benchmarks.evoclaw import protocol
 from clawkube.skills.writing import SKILL_PHASES
 from tests.lifecycle_helpers import make_task
 
@@ -37,8 +38,11 @@ def test_every_mode_ends_with_its_graded_execution_and_reads_only_earlier_stages
 
 
 def test_author_stages_are_the_skill_phases():
-    authors = {s.name for m in EvalMode for s in plan.stages(m) if s.role is Role.AUTHOR}
+    authors = {protocol.phase_of(m.value, s.name) for m in EvalMode for s in plan.stages(m) if s.role is Role.AUTHOR}
     assert authors == set(SKILL_PHASES)
+    agent_stages = {protocol.phase_of(m.value, s.name) for m in EvalMode for s in plan.stages(m)
+                    if s.role is not Role.GRADE}
+    assert agent_stages == {p for phases in protocol.PHASES.values() for p in phases}
 
 
 R = RetryPolicy(agent_timeout=2, agent_error=1, grading_error=3, infra=2)

@@ -40,23 +40,39 @@ def test_scores_per_format(scoring, raw, score, passed):
     assert s.score == pytest.approx(score) and s.passed is passed
 
 
-def test_mean_uses_grading_weights_and_sub_problem_means():
-    raw = {"sub_1_a": 1.0, "sub_1_b": 0.0, "sub_2_a": 1.0, "sub_10_a": 0.25}
+def test_evoclaw_automated_score_is_the_plain_mean_with_sub_problem_means():
+    raw = {"sub_1_a": 1.0, "sub_1_b": 0.0, "sub_2_a": 1.0, "sub_10_a": 0.25, "sub_01_c": 0.5}
+    # grading_weights weigh a hybrid task's automated part against the judge's: an automated score ignores them
     s = to_score(_m("mean", grading_weights={"sub_1_a": 1, "sub_2_a": 3}), raw)
-    assert s.score == pytest.approx((1.0 * 1 + 1.0 * 3) / 4)
-    assert s.sub_problems == {"sub_1": 0.5, "sub_2": 1.0, "sub_10": 0.25}
+    assert s.score == pytest.approx(2.75 / 5)
+    assert s.sub_problems == {"sub_1": 0.5, "sub_2": 1.0, "sub_10": 0.25}  # sub_01_ and sub_1_ are sub-problem 1
     assert list(sub_problem_means(raw)) == ["sub_1", "sub_2", "sub_10"]  # numeric order
+    assert to_score(_m("mean"), {}).score == 0.0  # no criteria: 0, as the benchmark's runner scores it
+
+
+def test_evoclaw_hybrid_combines_the_automated_mean_and_the_judge_total():
+    data = {"grading_type": "hybrid"}
+    raw = {"automated.sub_1_a": 1.0, "automated.sub_1_b": 0.5, "llm_judge.quality": 7.0, "llm_judge.total": 0.4}
+    s = to_score(_m("mean", grading_weights={"automated": 0.85, "llm_judge": 0.15}, benchmark_data=data), raw)
+    assert s.score == pytest.approx(0.85 * 0.75 + 0.15 * 0.4) and s.sub_problems == {"sub_1": 0.75}
+    assert s.criteria == {"automated.sub_1_a": 1.0, "automated.sub_1_b": 0.5, "llm_judge.quality": 7.0}
+    assert s.details == {"grading_type": "hybrid", "judge_score": 0.4, "automated_score": 0.75}
+    assert to_score(_m("mean", benchmark_data=data), raw).score == pytest.approx(0.5 * 0.75 + 0.5 * 0.4)
+    judge_only = to_score(_m("mean", benchmark_data={"grading_type": "llm_judge"}),
+                          {"llm_judge.q": 0.9, "llm_judge.total": 0.6})
+    assert (judge_only.score, judge_only.criteria, judge_only.sub_problems) == (0.6, {"q": 0.9}, {})
 
 
 @pytest.mark.parametrize("scoring,raw,needle", [
     ("overall", {}, "no numeric field"),
     ("claw-eval", {"robustness": 1.0}, "completion"),
-    ("mean", {}, "no criteria"),
+    ("mean", {"automated.a": 1.0}, "no judge verdict"),
     ("overall", {"overall_score": -0.1}, "outside 0..1"),
 ])
 def test_unusable_grader_output_is_a_grading_error(scoring, raw, needle):
+    data = {"grading_type": "hybrid"} if scoring == "mean" else {}
     with pytest.raises(GradingError, match=needle):
-        to_score(_m(scoring), raw)
+        to_score(_m(scoring, benchmark_data=data), raw)
 
 
 def test_bundles_are_reproducible_and_split_the_task():

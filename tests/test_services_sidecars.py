@@ -19,6 +19,7 @@ from clawkube.k8s.podspec import PodParams, agent_pod
 from clawkube.lifecycle import bundle as bundles
 from clawkube.runspec import BenchmarkRunSpec
 from clawkube.services import sidecars
+from clawkube.benchmarks.evoclaw import protocol
 from clawkube.services.local import free_port
 from clawkube.tasks.model import GraderSpec, ServiceSpec, TaskSpec
 
@@ -141,8 +142,8 @@ def test_pod_agent_drives_the_sidecars(tmp_path: Path, pod_layout, monkeypatch):
 
 
 def test_pod_agent_authoring_stage_starts_no_service_and_uploads_only_skills(tmp_path: Path, pod_layout, monkeypatch):
-    """A skill-writing stage pod (PreSkill authoring): the task's services are not used, the workspace is empty
-    scratch, and --out holds the transcript and the skills it wrote."""
+    """A skill-writing stage pod (PreSkill authoring): the task's services are not used, the workspace is a scratch
+    copy of the task's workspace (this task has no files), and --out holds the transcript and the skills it wrote."""
     bdir, token_file, proc = pod_layout
     commands = ['ls -A | wc -l',
                 'mkdir -p "$CLAWKUBE_SKILLS_DIR/todo" && echo "close t1" > "$CLAWKUBE_SKILLS_DIR/todo/SKILL.md"',
@@ -159,7 +160,7 @@ def test_pod_agent_authoring_stage_starts_no_service_and_uploads_only_skills(tmp
     assert (out / "skills" / "todo" / "SKILL.md").read_text() == "close t1\n"
     assert not (out / "workspace.tar.gz").exists() and not (out / "audit").exists()
     events = [json.loads(x) for x in (out / "transcript.jsonl").read_text().splitlines()]
-    assert "preparing reusable skills" in events[0]["content"]
-    assert [e["content"].strip() for e in events if e["type"] == "tool_result"] == ["0", "", "0"]
+    assert events[0]["content"].startswith(protocol.PRESKILL_AUTHOR_PREFIX)
+    assert [e["content"].strip() for e in events if e["type"] == "tool_result"] == ["1", "", "0"]  # standup.txt
     time.sleep(0.5)
     assert proc.poll() is None  # the sidecar was left alone: never handed a token, reset or shut down

@@ -35,7 +35,6 @@ CASES = {
     "markdown/evo_workspace_file_bad_entry.md": (None, "workspace_files[0]", "must be a path or a mapping"),
     "markdown/evo_negative_weight.md": (None, "grading_weights", "must be >= 0"),
     "markdown/evo_weights_not_mapping.md": (None, "grading_weights", "valid dictionary"),
-    "markdown/evo_llm_judge_without_checks.md": (None, "Automated Checks", "no LLM judge"),
     "claw-eval/bad_yaml": ("task.yaml", "task.yaml", "invalid YAML: line 4"),
     "claw-eval/not_a_mapping": ("task.yaml", "task.yaml", "must be a YAML mapping, got list"),
     "claw-eval/missing_task_id": ("task.yaml", "task_id", "Field required"),

@@ -114,14 +114,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     except RunError as e:
         return _die(str(e))
     for err in outcome.task_errors:
-        print(f"clawkube: task error: {err['path']}: field '{err['field']}': {err['problem']}", file=sys.stderr)
+        what = "task unavailable here" if err.get("unavailable") else "task error"
+        print(f"clawkube: {what}: {err['path']}: field '{err['field']}': {err['problem']}", file=sys.stderr)
     print(render(outcome.summary))
     if outcome.skipped_budget:
         print(f"budget reached: {outcome.skipped_budget} trial(s) not started")
     shown = os.path.relpath(out) if out.is_relative_to(Path.cwd()) else str(out)  # as the user would type it
     print(f"results: {shown}/summary.json, {shown}/trials/")
     failed = sum(r.score is None for r in outcome.results)
-    return EXIT_TRIAL_FAILURES if failed or outcome.task_errors else EXIT_OK
+    malformed = [e for e in outcome.task_errors if not e.get("unavailable")]  # unavailable: listed, not a failure
+    return EXIT_TRIAL_FAILURES if failed or malformed else EXIT_OK
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -131,7 +133,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     report = load_tasks(Path(args.path))
     problems = 0
+    malformed = [e for e in report.errors if not e.unavailable]
     for e in report.errors:
+        if e.unavailable:  # well-formed, but a file it names is not on this machine: listed, not a problem
+            print(f"UNAVAIL  {e.path}: field '{e.field}': {e.problem}")
+            continue
         print(f"INVALID  {e.path}: field '{e.field}': {e.problem}")
         problems += 1
     for s in report.skipped:
@@ -152,8 +158,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(line)
                 problems += not ok
     not_ready = len(report.tasks) - len(ready)
-    print(f"{len(report.tasks)} task(s) loaded, {len(report.errors)} malformed, {len(report.skipped)} template(s) "
-          f"skipped, {not_ready} cannot run here (see 'cannot run here'), {problems} problem(s)")
+    unavailable = len(report.errors) - len(malformed)
+    print(f"{len(report.tasks)} task(s) loaded, {len(malformed)} malformed, "
+          + (f"{unavailable} unavailable (a file it names is missing, see UNAVAIL), " if unavailable else "")
+          + f"{len(report.skipped)} template(s) skipped, {not_ready} cannot run here (see 'cannot run here'), "
+          f"{problems} problem(s)")
     return 1 if problems else 0
 
 

@@ -46,11 +46,14 @@ from .results.model import ErrorKind
 from .services import sidecars
 from .services.command import agent_env as service_env
 from .services.sidecars import SidecarServices
-from .skills.context import context_from_artifacts
+from .benchmarks.evoclaw.protocol import phase_of
+from .runspec import EvalMode
+from .skills import scan
+from .skills.context import context_from_artifacts, facts_of
 from .skills.hashing import hashes
 from .skills.hashing import report as skill_report
 from .skills.phase_args import phase_args
-from .skills.writing import write_skills
+from .skills.writing import phase_manifest, write_skills
 
 
 def _store_for(uri: str):
@@ -171,11 +174,11 @@ def main_agent(args: argparse.Namespace) -> int:
         agent_args = penv.agent_args if penv.agent_args is not None else json.loads(args.args_json or "{}")
         timeout = args.timeout or penv.timeout_seconds or m.view.timeout_seconds
         if stage.role is Role.AUTHOR:
-            ap = _write_skills(stage, penv, Path(args.workspace).parent, out, m, agent, args.model, agent_args, env,
-                               timeout)
+            ap = _write_skills(stage, penv, Path(args.workspace).parent, out, bdir, m, agent, args.model, agent_args,
+                               env, timeout, summary)
         else:
             ap = _execute(Path(args.workspace), out, bdir, m, agent, args.model, agent_args, env, timeout, summary,
-                          penv)
+                          penv, stage)
         summary = summary.model_copy(update={"exit_code": ap.exit_code, "timed_out": ap.timed_out, "usage": ap.usage,
                                              "error_kind": ap.error_kind, "error_message": ap.error_message})
     except _SetupError as e:
@@ -189,13 +192,14 @@ def main_agent(args: argparse.Namespace) -> int:
 
 def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, model: Optional[str],
              agent_args: dict, env: dict[str, str], timeout: int, summary: AgentTermination,
-             penv: PodEnv) -> phases.AgentPhase:
+             penv: PodEnv, stage: trial_plan.Stage) -> phases.AgentPhase:
     """An execute stage (the graded execution or a PostSkill first run): services, setup, agent, audit, capture;
     with $CLAWKUBE_SKILLS_URI it starts with the skills found there (written by an author stage)."""
     scratch = ws.parent
     dirs = phases.TrialDirs(bundle=bdir, workspace=ws, home=scratch / "home", skills=scratch / "skills",
-                            out=out, grading=scratch / "unused")
+                            out=out, grading=scratch / "unused").for_manifest(m)
     iso = phases.Isolation(mode="none")
+    pm = phase_manifest(m, phase_of(_mode(penv, stage), stage.name))  # the prompt as the mode puts it
     authored = None
     if penv.skills_uri:  # PreSkill/PostSkill: only the skills the last stage wrote
         authored = scratch / "authored-skills"
@@ -209,9 +213,9 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
         urls = services.start()
         services.reset()
         env = {**env, **service_env(urls)}
-        initial = phases.setup(dirs, m, iso, env, authored)
+        initial = phases.setup(dirs, pm, iso, env, authored)
         before = hashes(dirs.skills)
-        ctx = phases.agent_context(dirs, m, agent, model, phase_args(agent_args, "execution"), env, urls)
+        ctx = phases.agent_context(dirs, pm, agent, model, phase_args(agent_args, "execution"), env, urls)
         ap = phases.run_agent(dirs, ctx, agent, iso, timeout)
         services.collect(dirs.audit)
     finally:
@@ -222,10 +226,18 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
     return ap
 
 
-def _write_skills(stage: trial_plan.Stage, penv: PodEnv, scratch: Path, out: Path, m: bundles.AgentManifest, agent,
-                  model: Optional[str], agent_args: dict, env: dict[str, str], timeout: int) -> phases.AgentPhase:
-    """An author stage; one told about an earlier execution (PostSkill summary) first builds its context (only
-    that execution's agent-side artifacts and its score: never grader output)."""
+def _mode(penv: PodEnv, stage: trial_plan.Stage) -> str:
+    """The run's mode ($CLAWKUBE_MODE), else the first mode whose plan has this stage."""
+    if penv.mode is not None:
+        return penv.mode.value
+    return next(m.value for m in EvalMode if any(s.name == stage.name for s in trial_plan.stages(m)))
+
+
+def _write_skills(stage: trial_plan.Stage, penv: PodEnv, scratch: Path, out: Path, bdir: Path,
+                  m: bundles.AgentManifest, agent, model: Optional[str], agent_args: dict, env: dict[str, str],
+                  timeout: int, summary: AgentTermination) -> phases.AgentPhase:
+    """An author stage; one told about an earlier execution (PostSkill summary) first builds its context
+    (first_run_context.json: only that execution's agent-side artifacts and its score, never grader output)."""
     context = None
     if stage.context_from:
         first = scratch / "first-run"
@@ -237,12 +249,15 @@ def _write_skills(stage: trial_plan.Stage, penv: PodEnv, scratch: Path, out: Pat
         record = penv.first_run
         if record is None:
             raise RuntimeError(f"stage {stage.name} needs $CLAWKUBE_FIRST_RUN (the first run's record)")
-        context = context_from_artifacts(first, record.score, record.agent_error, record.grading_error,
+        context = context_from_artifacts(first, facts_of(m), record.score.model_dump() if record.score else None,
                                          scratch / "context")
         out.mkdir(parents=True, exist_ok=True)
-        (out / "context.txt").write_text(context)
-    _, ap = write_skills(stage.name, scratch / stage.name, out, m, agent, model, agent_args, env,
-                         phases.Isolation(mode="none"), timeout, context)
+        workspace.write_json(out / "first_run_context.json", context)
+    _, ap, created = write_skills(phase_of(_mode(penv, stage), stage.name), scratch / stage.name, out, bdir, m, agent,
+                                  model, agent_args, env, phases.Isolation(mode="none"), timeout, context)
+    workspace.write_json(out / "created_skills.json", [c.model_dump() for c in created])
+    summary.created_skills = [c.name for c in created]
+    summary.skill_quality = scan.skill_quality(created)
     return ap
 
 

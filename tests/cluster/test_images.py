@@ -114,7 +114,9 @@ def test_dockerfile_agrees_with_the_local_image(img):
     assert df["USER"][-1] == defs["user"] and not defs["user"].startswith("0")
     assert df["WORKDIR"][-1] == img["workdir"]
     run = " ".join(df["RUN"])
-    assert "pip install --no-cache-dir /src" in run and "--uid 10001" in run
+    assert re.search(r"pip install --no-cache-dir '?/src(\[[a-z,]+\])?'?", run) and "--uid 10001" in run
+    if img["name"] == "grader":  # what the benchmarks' graders import (pyproject's "graders" group)
+        assert "/src[graders]" in run
     # the Debian packages the local rootfs adds beyond the base one are installed in the Dockerfile too
     extra = set(defs["rootfs"][img["rootfs"]]) - set(defs["rootfs"]["base"])
     installed = set(re.findall(r"apt-get install -y --no-install-recommends ([a-z0-9 .+-]+?)(?:&&|$)", run)[0].split()) \

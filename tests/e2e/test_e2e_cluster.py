@@ -392,7 +392,8 @@ def test_oracle_nop_and_broken_runs(stack: Stack):
     oracle, nop, broken = (runs[n]["status"] for n in ("oracle", "nop", "broken"))
     assert oracle["phase"] == "Succeeded" and oracle["counts"]["succeeded"] == 4 and oracle["passRate"] == 1.0
     assert nop["phase"] == "Succeeded" and nop["counts"]["succeeded"] == 4 and nop["passRate"] == 0.0
-    assert broken["counts"]["failed"] == 1 and broken["failures"] == {"agent_error": 1}
+    # an agent error with its evidence uploaded and no retry left is graded as the agent left it (plan.after_failure)
+    assert broken["counts"]["succeeded"] == 1 and broken["failures"] == {} and broken["passRate"] == 0.0
     for name, run in runs.items():
         trials = st.trials(name)
         assert {t["spec"]["taskId"] for t in trials} == (set(TASKS) if name != "broken" else {"wild-csv-totals"})
@@ -403,7 +404,8 @@ def test_oracle_nop_and_broken_runs(stack: Stack):
             elif name == "nop":
                 assert s["state"] == "succeeded" and s["score"]["passed"] is False and s["score"]["score"] < 0.75, s
             else:
-                assert s["state"] == "failed" and s["errorKind"] == "agent_error" and s.get("agent") is None, s
+                assert s["state"] == "succeeded" and s["agent"]["errorKind"] == "agent_error", s
+                assert s["score"]["passed"] is False, s
             assert s["attempt"] == 1, (t["metadata"]["name"], s.get("history"))
         check_pods_and_firewall(st, name, trials)
         check_artifacts(st, name, trials)
@@ -574,11 +576,13 @@ def test_dashboard_and_alert_queries_return_data(stack: Stack):
         "ClawkubeOperatorDown holds although the operator is up again"
 
     # counters that the faults of the chaos run must have moved
-    assert float(st.prom.query(f'sum(clawkube_trial_retries_total{{namespace="{st.ns}",run="chaos",error_kind="infra"}})')[0]["value"][1]) >= 1
-    # (the operator restarted since the oracle run: its counters started again from nothing)
+    # (the operator restarted during the chaos run and since the oracle run: its counters started again from
+    # nothing, so each is read at its highest over the module's time, not as it is now)
+    retried = st.prom.query(f'sum(max_over_time(clawkube_trial_retries_total{{namespace="{st.ns}",run="chaos",'
+                            f'error_kind="infra"}}[30m]))')
+    assert float(retried[0]["value"][1]) >= 1
     pods = st.prom.query(f'max_over_time(clawkube_pods_created_total{{namespace="{st.ns}",run="oracle",role="agent"}}[30m])')
     assert float(pods[0]["value"][1]) == 4
-    failed = st.prom.query(f'max_over_time(clawkube_trial_failures_total{{namespace="{st.ns}",run="broken",'
-                           f'error_kind="agent_error"}}[30m])')
-    assert float(failed[0]["value"][1]) == 1
+    graded = st.prom.query(f'max_over_time(clawkube_trials{{namespace="{st.ns}",run="broken",state="succeeded"}}[30m])')
+    assert float(graded[0]["value"][1]) == 1  # the agent's error was graded as it left the workspace
     assert [t for t in st.prom.targets() if t["labels"]["job"] == st.up_job][0]["health"] == "up"

@@ -103,6 +103,8 @@ class WorkspaceLayout(BaseModel):
     mount: Optional[str] = None  # absolute path inside the sandbox; None = wherever the engine puts it
     agent_files: list[FileMapping] = []
     grading_files: list[FileMapping] = []
+    dirs: list[str] = []  # empty folders made in the workspace before the agent starts (e.g. outputs/)
+    skills_path: Optional[str] = None  # where the agent's skills live inside the workspace; None = outside it
 
 
 def check_range(raw: dict[str, float]) -> None:
@@ -150,6 +152,7 @@ class Benchmark(ABC):
     detect_priority: ClassVar[int] = 50  # lower is asked first; a catch-all format asks last
     workspace_mount: ClassVar[Optional[str]] = None  # where agent and grader see the workspace; None = anywhere
     grader_requirements: ClassVar[tuple[str, ...]] = ()  # modules the graders import (validate checks them)
+    grader_packages: ClassVar[dict[str, str]] = {}  # module -> the pip package that provides it, where they differ
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
     engine_evidence: ClassVar[bool] = True  # the engine's checks over audit/ (its own services' log format)
     criteria_in_unit_range: ClassVar[bool] = True  # every numeric grader field must be in 0..1 (else a grading error)
@@ -172,6 +175,26 @@ class Benchmark(ABC):
     def workspace_layout(self, task: TaskSpec) -> WorkspaceLayout:
         return WorkspaceLayout(mount=self.workspace_mount, agent_files=list(task.workspace),
                                grading_files=list(task.grading_files))
+
+    def authoring_skills(self, task: TaskSpec) -> list[Path]:
+        """Skill folders seeded into the skill-writing phases of PreSkill/PostSkill only (never executions)."""
+        return []
+
+    def agent_data(self, task: TaskSpec) -> dict[str, Any]:
+        """The plugin's own agent-side data (AgentManifest.benchmark_data)."""
+        return {}
+
+    def grading_data(self, task: TaskSpec) -> dict[str, Any]:
+        """The plugin's own grading-side data (GradingManifest.benchmark_data); never reaches the agent."""
+        return {}
+
+    def phase_prompt(self, phase: str, prompt: str) -> str:
+        """The prompt the agent gets in a phase of an evaluation mode (the modes are EvoClawBench's: its
+        protocol.py names the phases): the skill-writing and skill-reuse phases put the mode's prefix before it; a
+        plain execution gets the task's prompt as it is."""
+        from .evoclaw import protocol
+
+        return prompt if phase in protocol.BASELINE_PHASES else protocol.phase_prompt(phase, prompt)
 
     # --- judge -------------------------------------------------------------------------------------------------
     def needs_judge(self, task: TaskSpec) -> bool:

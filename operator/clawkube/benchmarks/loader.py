@@ -10,8 +10,11 @@ Which benchmark a path belongs to is the plugins' decision (`registry.detect`, i
 `load_tasks(root)` walks `root` (sorted, skipping hidden folders, `__pycache__`, `node_modules` and folders named
 `fixtures`, which hold task data such as skills and notes; it does not descend into a folder a plugin claims as
 one task), loads every task, records each failure as a `LoadError` and goes on. A path its plugin calls a
-template (`Benchmark.is_template`) is skipped and listed in `LoadReport.skipped`, not an error. Task ids must be
-unique: every file of a duplicated id is reported and none of them is loaded (which one was meant is unknown).
+template (`Benchmark.is_template`) is skipped and listed in `LoadReport.skipped`, not an error. A task its plugin
+finds well-formed but unavailable here (`TaskUnavailable`: a file it names is missing, e.g. a fixture the shared
+corpus leaves out) is a load error marked `unavailable` (`clawkube validate` does not count it as malformed).
+Task ids must be unique: every file of a duplicated id is reported and none of them is
+loaded (which one was meant is unknown).
 
 Path resolution. Task files name files by relative paths (WildClawBench `Workspace Path` and `Skills`,
 EvoClawBench `workspace_files`, CLAW-Eval `sandbox_files`, `sandbox_grader_files`, `environment.fixtures`).
@@ -38,7 +41,7 @@ from typing import Union
 from pydantic import BaseModel, Field
 
 from ..runspec import TaskSelector
-from ..tasks.model import TaskLoadError, TaskSpec
+from ..tasks.model import TaskLoadError, TaskSpec, TaskUnavailable
 from . import registry
 from .base import Benchmark
 
@@ -50,9 +53,11 @@ class LoadError(BaseModel):
     field: str
     problem: str
 
+    unavailable: bool = False  # well-formed, but a file it names is missing here (TaskUnavailable)
+
     @classmethod
     def of(cls, e: TaskLoadError) -> "LoadError":
-        return cls(path=e.path, field=e.field, problem=e.problem)
+        return cls(path=e.path, field=e.field, problem=e.problem, unavailable=isinstance(e, TaskUnavailable))
 
     def __str__(self) -> str:
         return f"{self.path}: field '{self.field}': {self.problem}"

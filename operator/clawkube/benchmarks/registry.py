@@ -144,5 +144,7 @@ def missing_requirements(benchmarks: list[str]) -> list[str]:
             except (ImportError, ValueError):
                 found = False
             if not found:
-                out.append(f"{plugin.title} graders need the Python module '{module}', which is not installed")
+                package = plugin.grader_packages.get(module)
+                out.append(f"{plugin.title} graders need the Python module '{module}', which is not installed"
+                           + (f" (pip install {package})" if package else ""))
     return out

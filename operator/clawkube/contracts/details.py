@@ -6,7 +6,10 @@ mode details, built by one function (`mode_details`) from the records of the pla
   execution_usage: the graded execution's usage alone (summary.py's execution-only usage);
 - skills / skills_mutated: the graded execution's skills report;
 - <author stage>_error (authoring_error, summary_error): the skill-writing stage's own error, if any;
-- <preparatory execution> (first_run): its score, grading error, agent error and skills report.
+- <preparatory execution> (first_run): its score, grading error, agent error and skills report;
+- created_skills / skill_quality: the skills the skill-writing stage created (name, SKILL.md path and size,
+  frontmatter, scripts and references counts) and their quality score (EvoClawBench's heuristic, skills/scan.py);
+- skill_mutation_violation: a skill-reuse execution (PreSkill/PostSkill) added, changed or deleted a skill file.
 """
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ class StageRecord(BaseModel):
     error_message: Optional[str] = None
     skills: Optional[Skills] = None  # execute stages
     score: Optional[Score] = None  # grade stages
+    created_skills: Optional[list[dict[str, Any]]] = None  # author stages: the skills they created
+    skill_quality: Optional[float] = None  # author stages: their quality score
 
     @property
     def error(self) -> Optional[str]:
@@ -55,6 +60,9 @@ class ModeDetails(BaseModel):
     authoring_error: Optional[str] = None  # PreSkill
     summary_error: Optional[str] = None  # PostSkill
     first_run: Optional[ExecutionDetails] = None  # PostSkill
+    created_skills: Optional[list[dict[str, Any]]] = None  # PreSkill/PostSkill: what the skill-writing stage made
+    skill_quality: Optional[float] = None
+    skill_mutation_violation: Optional[bool] = None  # PreSkill/PostSkill: the graded execution changed its skills
 
     def as_details(self) -> dict[str, Any]:
         """The keys this trial's mode has (a stage a mode lacks leaves no key)."""
@@ -88,12 +96,16 @@ def mode_details(mode: EvalMode | str, records: dict[str, StageRecord]) -> ModeD
     }
     if execution.skills is not None:
         fields.update(skills=execution.skills, skills_mutated=execution.skills.mutated)
+        if EvalMode(mode) is not EvalMode.BASELINE:
+            fields["skill_mutation_violation"] = execution.skills.mutated
     for s in plan.preparatory(mode):
         r = records.get(s.name)
         if r is None:
             continue
         if s.role is plan.Role.AUTHOR:
             fields[f"{s.name}_error"] = r.error
+            if r.created_skills is not None:
+                fields.update(created_skills=r.created_skills, skill_quality=r.skill_quality or 0.0)
         elif s.role is plan.Role.EXECUTE:
             g = plan.grade_of(mode, s.name)
             graded = records.get(g.name) if g else None

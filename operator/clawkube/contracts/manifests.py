@@ -17,7 +17,10 @@ class AgentManifest(BaseModel):
     services: list[ServiceSpec] = Field(default_factory=list)
     skills: list[str] = Field(default_factory=list)
     has_reference: bool = False
-    extra: dict[str, Any] = Field(default_factory=dict)  # the plugin's own data (TaskSpec.extra)
+    workspace_dirs: list[str] = Field(default_factory=list)  # empty folders made in the workspace (Benchmark layout)
+    skills_path: Optional[str] = None  # the skills dir inside the workspace (e.g. "skills"); None: outside it
+    authoring_skills: list[str] = Field(default_factory=list)  # seeded into skill-writing phases only
+    benchmark_data: dict[str, Any] = Field(default_factory=dict)  # the plugin's own agent-side data
     setup_error: Optional[str] = None  # TaskSpec.setup_error: the trial ends as a setup error before anything runs
 
 
@@ -38,4 +41,4 @@ class GradingManifest(BaseModel):
     env_snapshot_files: list[str] = Field(default_factory=list)
     env_snapshot_commands: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)  # dest paths of grading-only files, relative to the workspace
-    extra: dict[str, Any] = Field(default_factory=dict)  # the plugin's own data (TaskSpec.extra)
+    benchmark_data: dict[str, Any] = Field(default_factory=dict)  # the plugin's own grading-side data

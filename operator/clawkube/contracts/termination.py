@@ -36,6 +36,8 @@ class AgentTermination(_Message):
     timed_out: bool = False
     usage: Usage = Field(default_factory=Usage)
     skills: Optional[Skills] = None  # executions: the skills report (a digest when truncated)
+    created_skills: Optional[list[str]] = None  # author stages: the skills they created (created_skills.json: all)
+    skill_quality: Optional[float] = None  # author stages: their quality score
 
 
 class GradeTermination(_Message):

@@ -272,7 +272,10 @@ def mode_details(t: TrialObs, s: TrialStatus):
     """The mode details (contracts/details.py) from the recorded stages and the graded execution."""
     records = {st.name: StageRecord(name=st.name, usage=st.usage.plain(), error_kind=st.error_kind,
                                     error_message=st.error_message, skills=st.skills,
-                                    score=st.score.plain() if st.score else None) for st in s.stages}
+                                    score=st.score.plain() if st.score else None,
+                                    created_skills=None if st.created_skills is None else
+                                    [{"name": n} for n in st.created_skills],  # names: the full scan is an artifact
+                                    skill_quality=st.skill_quality) for st in s.stages}
     execution = trial_plan.graded_execution(t.spec.mode).name
     agent = s.agent
     records[execution] = StageRecord(name=execution, usage=agent.usage.plain() if agent else UsageStatus().plain(),

@@ -133,6 +133,8 @@ class AgentOutcome(_Camel):
     error_message: Optional[str] = None
     finished_at: Optional[str] = None
     skills: Optional[dict[str, Any]] = None  # skill files hashed as the execution started + its mutations
+    created_skills: Optional[list[str]] = None  # an author stage: the skills it created
+    skill_quality: Optional[float] = None
 
 
 class StageOutcome(_Camel):
@@ -146,6 +148,8 @@ class StageOutcome(_Camel):
     error_message: Optional[str] = None
     score: Optional[ScoreStatus] = None  # first_run_grade: the first run's score
     skills: Optional[dict[str, Any]] = None  # first_run: its skills report
+    created_skills: Optional[list[str]] = None  # authoring / summary: the skills they created
+    skill_quality: Optional[float] = None  # authoring / summary: their quality score
     seconds: float = 0.0
 
 

@@ -69,7 +69,8 @@ def agent_outcome(pod: PodObs) -> tuple[AgentOutcome, Optional[Failure]]:
                 msg if isinstance(msg, Failure) else _without_message(pod, "agent"))
     out = AgentOutcome(exit_code=msg.exit_code, timed_out=msg.timed_out, usage=UsageStatus.of(msg.usage),
                        error_kind=msg.error_kind, error_message=msg.error_message, finished_at=finished,
-                       skills=msg.skills.model_dump() if msg.skills is not None else None)
+                       skills=msg.skills.model_dump() if msg.skills is not None else None,
+                       created_skills=msg.created_skills, skill_quality=msg.skill_quality)
     if out.timed_out and out.error_kind is None:
         out = out.model_copy(update={"error_kind": ErrorKind.AGENT_TIMEOUT})
     if out.error_kind is None and msg.upload_error:  # the grading pod could not fetch the workspace
@@ -111,7 +112,7 @@ def stage_outcome(pod: PodObs, stage: Stage) -> tuple[StageOutcome, Optional[Fai
         return StageOutcome(name=stage.name), failure
     out, failure = agent_outcome(pod)
     rec = StageOutcome(name=stage.name, usage=out.usage, error_kind=out.error_kind, error_message=out.error_message,
-                       skills=out.skills)
+                       skills=out.skills, created_skills=out.created_skills, skill_quality=out.skill_quality)
     if failure is None or (reported and failure.kind in (ErrorKind.AGENT_ERROR, ErrorKind.AGENT_TIMEOUT)):
         return rec, None
     return rec, failure

@@ -1,6 +1,7 @@
 """The two halves of a task as deterministic tar.gz bundles.
 
 - agent bundle: `task.json` (AgentView + warmup + services + skills), `workspace/...`, `skills/<name>/...`,
+  `authoring-skills/<name>/...` (seeded into PreSkill/PostSkill skill-writing phases only),
   `services/fixtures/...` (the task's CLAW-Eval environment.fixtures: service data, read by the services and
   removed before the agent starts), and `reference_solution.sh` only for the oracle harness.
 - grading bundle: `grading.json`, `grader.py`, `files/<dest>/...` (ground truth, sandbox_grader_files).
@@ -31,6 +32,7 @@ GRADER_FILE = "grader.py"
 REFERENCE_FILE = "reference_solution.sh"
 SERVICES_DIR = "services"
 SERVICE_FIXTURES = f"{SERVICES_DIR}/fixtures"  # a fixture file keeps its name; a folder's contents are merged
+AUTHORING_SKILLS_DIR = "authoring-skills"  # skills seeded into skill-writing phases only (Benchmark.authoring_skills)
 
 
 def _walk(src: Path, dest: str) -> Iterator[tuple[str, Path]]:
@@ -78,20 +80,26 @@ class _Writer:
 
 
 def agent_bundle(task: TaskSpec, harness: str) -> bytes:
-    layout = registry.get(task.format).workspace_layout(task)
+    plugin = registry.get(task.format)
+    layout = plugin.workspace_layout(task)
     w = _Writer()
     for m in layout.agent_files:
         w.add_tree("workspace", m.src, m.dest)
     for s in task.skills:
         w.add_tree("skills", s, s.name)
+    authoring = plugin.authoring_skills(task)
+    for s in authoring:
+        w.add_tree(AUTHORING_SKILLS_DIR, s, s.name)
     for f in task.fixtures:
         w.add_tree(SERVICE_FIXTURES, f, ".")
     with_ref = harness == "oracle" and bool(task.reference_solution)
     if with_ref:
         w.add_bytes(REFERENCE_FILE, task.reference_solution.encode())
     manifest = AgentManifest(view=task.agent_view(), format=task.format, workspace_mount=layout.mount,
-                             warmup=task.warmup, services=task.services, skills=[s.name for s in task.skills], has_reference=with_ref,
-                             extra=task.extra, setup_error=task.setup_error)
+                             warmup=task.warmup, services=task.services, skills=[s.name for s in task.skills],
+                             has_reference=with_ref, setup_error=task.setup_error, workspace_dirs=layout.dirs,
+                             skills_path=layout.skills_path, authoring_skills=[s.name for s in authoring],
+                             benchmark_data=plugin.agent_data(task))
     w.add_bytes(AGENT_MANIFEST, manifest.model_dump_json(indent=1).encode())
     return w.bytes()
 
@@ -113,7 +121,7 @@ def grading_bundle(task: TaskSpec) -> bytes:
         pass_threshold=task.pass_threshold, env=task.env,
         safety_checks=task.safety_checks, expected_actions=task.expected_actions, sub_problems=task.sub_problems,
         grading_weights=task.grading_weights, env_snapshot_files=task.env_snapshot_files,
-        env_snapshot_commands=task.env_snapshot_commands, files=dests, extra=task.extra)
+        env_snapshot_commands=task.env_snapshot_commands, files=dests, benchmark_data=plugin.grading_data(task))
     w.add_bytes(GRADING_MANIFEST, manifest.model_dump_json(indent=1).encode())
     return w.bytes()
 

@@ -14,8 +14,8 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from typing import Optional
 
 from pydantic import BaseModel
@@ -60,6 +60,20 @@ class TrialDirs:
     def audit(self) -> Path:
         return self.out / "audit"
 
+    def for_manifest(self, m: AgentManifest) -> "TrialDirs":
+        """The same dirs with the skills dir where the task's benchmark keeps it (`m.skills_path`)."""
+        if m.skills_path is None:
+            return self
+        return replace(self, skills=self.workspace / safe_relative(m.skills_path))
+
+
+def safe_relative(rel: str) -> str:
+    """A path relative to the workspace that stays inside it."""
+    parts = PurePosixPath(rel).parts
+    if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
+        raise InfraError(f"{rel!r} is not a path inside the workspace")
+    return rel
+
 
 class Isolation(BaseModel):
     """How agent-side processes are run."""
@@ -77,14 +91,28 @@ class AgentPhase(BaseModel):
 
 
 def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str],
-          skills_from: Optional[Path] = None) -> dict[str, str]:
+          skills_from: Optional[Path] = None, seed: Optional[Path] = None, files: Optional[dict[str, str]] = None
+          ) -> dict[str, str]:
     """Lay out a fresh workspace, skills and home; run warmup. Returns the initial workspace manifest.
-    The skills dir gets the bundle's skills, or `skills_from` (EvoClawBench modes: the authored skills)."""
-    for d in (dirs.workspace, dirs.home, dirs.skills, dirs.out, dirs.audit):
+    The workspace gets the bundle's files and the benchmark's empty folders (`m.workspace_dirs`); the skills dir
+    (inside the workspace when `m.skills_path` says so, then only when there is a skill to put there) gets the
+    bundle's skills, or `skills_from` (EvoClawBench modes: the authored skills), plus `seed` (the skills seeded
+    into a skill-writing phase); `files` (relative path -> text) are written last (a phase's own inputs)."""
+    for d in (dirs.workspace, dirs.home, dirs.out, dirs.audit):
         d.mkdir(parents=True, exist_ok=True)
     workspace.copy_tree(dirs.bundle / "workspace", dirs.workspace)
-    workspace.copy_tree(dirs.bundle / "skills" if skills_from is None else skills_from, dirs.skills)
-    sandbox.give_to_sandbox_user(dirs.workspace, dirs.home, dirs.skills)
+    for rel in m.workspace_dirs:
+        (dirs.workspace / safe_relative(rel)).mkdir(parents=True, exist_ok=True)
+    for src in (dirs.bundle / "skills" if skills_from is None else skills_from, seed):
+        if src is not None and (m.skills_path is None or any(src.iterdir() if src.is_dir() else ())):
+            workspace.copy_tree(src, dirs.skills)
+    if m.skills_path is None:
+        dirs.skills.mkdir(parents=True, exist_ok=True)
+    for rel, text in (files or {}).items():
+        target = dirs.workspace / safe_relative(rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    sandbox.give_to_sandbox_user(*(d for d in (dirs.workspace, dirs.home, dirs.skills) if d.exists()))
     if m.warmup:  # one script, so multi-line shell constructs work; stops at the first failing line
         r = sandbox.run(["bash", "-e", "-c", "\n".join(m.warmup)], cwd=dirs.workspace,
                         env=sandbox.base_env(dirs.home, env), timeout=120, hidden=iso.hidden, mode=iso.mode)

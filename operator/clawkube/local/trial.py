@@ -32,11 +32,13 @@ from ..services.client import ServiceError
 from ..services.command import agent_env as service_env
 from ..services.injection import InjectionConfig
 from ..services.local import LocalServices
-from ..skills.context import context_from_artifacts
+from ..benchmarks.evoclaw.protocol import phase_of
+from ..skills import scan
+from ..skills.context import context_from_artifacts, facts_of
 from ..skills.hashing import hashes
 from ..skills.hashing import report as skill_report
 from ..skills.phase_args import phase_args
-from ..skills.writing import write_skills
+from ..skills.writing import phase_manifest, write_skills
 from ..lifecycle import bundle as bundles
 from ..lifecycle import phases, workspace
 from ..lifecycle.scoring import GradingError
@@ -113,6 +115,7 @@ class _Trial:
     services: TrialEnvironment  # the plugin's own (environment()) or the task's generic services
     scratch: Path
     clock: dict[str, float]
+    bundle: Path  # the extracted agent bundle
     retries: dict[str, int] = field(default_factory=dict)  # the result's: failures that were retried, by kind
 
     @property
@@ -141,19 +144,20 @@ class _Execution:
     initial: dict[str, str]
 
 
-def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], label: str) -> _Execution:
+def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], label: str, stage: str) -> _Execution:
     for d in (dirs.workspace, dirs.home, dirs.skills):
         shutil.rmtree(d, ignore_errors=True)
+    m = phase_manifest(tr.manifest, phase_of(tr.mode.value, stage))  # the prompt as the mode puts it
     try:
         tr.services.reset()
         urls = tr.services.urls
         env = {**tr.env, **service_env(urls)}
-        initial = tr.timed("setup", phases.setup, dirs, tr.manifest, tr.plan.isolation, env, skills_from)
+        initial = tr.timed("setup", phases.setup, dirs, m, tr.plan.isolation, env, skills_from)
         setup = tr.services.agent_setup(dirs.home)
     except (phases.InfraError, ServiceError, EnvironmentStartError, OSError) as e:
         raise phases.InfraError(f"setup{'' if label == 'execution' else f' ({label})'}: {e}") from e
     before = hashes(dirs.skills)
-    ctx = phases.agent_context(dirs, tr.manifest, tr.agent, tr.plan.agent.model, phase_args(tr.plan.agent.args, "execution"),
+    ctx = phases.agent_context(dirs, m, tr.agent, tr.plan.agent.model, phase_args(tr.plan.agent.args, "execution"),
                                env, urls, setup)
     ap = tr.timed("agent", phases.run_agent, dirs, ctx, tr.agent, tr.plan.isolation, tr.timeout)
     try:
@@ -165,10 +169,13 @@ def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], la
                                                                       dirs.skills), initial=initial)
 
 
-def _author(tr: _Trial, phase: str, out: Path, context: Optional[str] = None) -> tuple[Path, phases.AgentPhase]:
-    """A skill-writing phase (skills/writing.py) in the trial's scratch; returns the skills dir and the outcome."""
-    return tr.timed(phase, write_skills, phase, tr.scratch / phase, out, tr.manifest, tr.agent, tr.plan.agent.model,
-                    tr.plan.agent.args, tr.env, tr.plan.isolation, tr.timeout, context)
+def _author(tr: _Trial, stage: str, out: Path, context: Optional[dict] = None
+            ) -> tuple[Path, phases.AgentPhase, list[scan.CreatedSkill]]:
+    """A skill-writing stage (skills/writing.py) in the trial's scratch: the authored skills folder, the outcome
+    and the skills it created."""
+    return tr.timed(stage, write_skills, phase_of(tr.mode.value, stage), tr.scratch / stage, out, tr.bundle,
+                    tr.manifest, tr.agent, tr.plan.agent.model, tr.plan.agent.args, tr.env, tr.plan.isolation,
+                    tr.timeout, context)
 
 
 def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optional[str]]:
@@ -216,29 +223,33 @@ def _stage_dirs(dirs: phases.TrialDirs, st: Stage) -> phases.TrialDirs:
     return sub
 
 
-def _context(tr: _Trial, a: _Attempt, st: Stage) -> Optional[str]:
-    """An author stage's account of an earlier execution: its agent-side artifacts and score, never grader output."""
+def _context(tr: _Trial, a: _Attempt, st: Stage) -> Optional[dict]:
+    """An author stage's account of an earlier execution (the benchmark's first_run_context.json): its agent-side
+    artifacts and score, never grader output. Kept as <execution>/first_run_context.json."""
     if st.context_from is None:
         return None
-    run, rec = a.executions[st.context_from], a.records[st.context_from]
+    run = a.executions[st.context_from]
     g = trial_plan.grade_of(tr.mode, st.context_from)
     graded = a.records.get(g.name) if g else None
-    context = context_from_artifacts(run.dirs.out, graded.score if graded else None, rec.error,
-                                     graded.error if graded else None, tr.scratch / f"{st.name}-input")
-    (run.dirs.out / "context.txt").write_text(context)
+    score = graded.score.model_dump() if graded and graded.score else None
+    context = context_from_artifacts(run.dirs.out, facts_of(tr.manifest), score, tr.scratch / f"{st.name}-input")
+    workspace.write_json(run.dirs.out / "first_run_context.json", context)
     return context
 
 
 def _run_stage(tr: _Trial, dirs: phases.TrialDirs, a: _Attempt, st: Stage, failures: dict[ErrorKind, int]) -> None:
     if st.role is Role.AUTHOR:
-        skills, ap = _author(tr, st.name, dirs.out / st.name, _context(tr, a, st))
+        skills, ap, created = _author(tr, st.name, dirs.out / st.name, _context(tr, a, st))
         a.skills[st.name] = skills
         a.usage = a.usage.add(ap.usage)
         a.records[st.name] = StageRecord(name=st.name, usage=ap.usage, error_kind=ap.error_kind,
-                                         error_message=ap.error_message)
+                                         error_message=ap.error_message,
+                                         created_skills=[c.model_dump() for c in created],
+                                         skill_quality=scan.skill_quality(created))
     elif st.role is Role.EXECUTE:
         label = st.name if st.graded else st.name.replace("_", " ")
-        run = _execute(tr, _stage_dirs(dirs, st), a.skills.get(st.skills_from) if st.skills_from else None, label)
+        run = _execute(tr, _stage_dirs(dirs, st), a.skills.get(st.skills_from) if st.skills_from else None, label,
+                       st.name)
         ap = run.agent_phase
         a.executions[st.name] = run
         a.usage = a.usage.add(ap.usage)
@@ -296,6 +307,7 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
         manifest = bundles.read_agent_manifest(dirs.bundle)
         if manifest.setup_error:  # the task cannot run here (e.g. its workspace is not downloaded)
             return _finish(result, dirs, clock, ErrorKind.SETUP_ERROR, manifest.setup_error)
+        dirs = dirs.for_manifest(manifest)  # EvoClawBench keeps the skills inside the workspace
         agent = get_agent(plan.agent.harness)
         source = plan.env or dict(os.environ)
         hidden_env = judges.agent_must_not_see(plan.judge, plan.agent)
@@ -311,7 +323,7 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
                 InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key)),
                 bool(manifest.services))
         tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, grading_env=grading_env, services=services,
-                    scratch=scratch, clock=clock, retries=result.retries)
+                    scratch=scratch, clock=clock, bundle=dirs.bundle, retries=result.retries)
         try:
             try:
                 if manifest.services or not isinstance(services, _TaskServices):

@@ -143,3 +143,8 @@ class TaskLoadError(Exception):
         self.field = field
         self.problem = problem
         super().__init__(f"{path}: field '{field}': {problem}")
+
+
+class TaskUnavailable(TaskLoadError):
+    """A well-formed task that cannot run here: a file it names is not on this machine (e.g. a fixture the shared
+    corpus leaves out). The loader lists it as skipped with the reason, not as malformed."""

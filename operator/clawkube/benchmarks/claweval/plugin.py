@@ -71,10 +71,10 @@ class ClawEvalEnvironment(TrialEnvironment):
         from .environment import TaskEnvironment, UserModel
 
         try:
-            root = loader.checkout_of(manifest.extra)
+            root = loader.checkout_of(manifest.benchmark_data)
         except CodeMissing as e:
             raise EnvironmentStartError(str(e)) from None
-        task = loader.task_yaml(root / "tasks" / manifest.extra["task_dir"])
+        task = loader.task_yaml(root / "tasks" / manifest.benchmark_data["task_dir"])
         user = (UserModel(base_url=req.judge_base_url, model=req.judge_model, api_key_env=req.judge_key_env)
                 if req.judge_model else None)
         inj = InjectionConfig(rate=req.error_injection_rate, seed=req.seed, trial_key=req.trial_key)
@@ -156,13 +156,19 @@ class ClawEval(Benchmark):
         # paths): a grader that touches the judge of a run without one fails as "no judge configured" then.
         return False
 
+    def agent_data(self, task: TaskSpec) -> dict[str, Any]:
+        return {k: v for k, v in task.extra.items() if k != "grading_only_paths"}
+
+    def grading_data(self, task: TaskSpec) -> dict[str, Any]:
+        return dict(task.extra)
+
     def environment(self, manifest: Any, req: EnvironmentRequest) -> Optional[TrialEnvironment]:
         return ClawEvalEnvironment(manifest, req)
 
     def run_grader(self, req: GradeRequest, judge: Optional[Judge] = None) -> dict[str, float]:
         m = GradingManifest.model_validate_json(Path(req.task_manifest_path).read_text())
-        root = loader.checkout_of(m.extra)
-        task_dir = root / "tasks" / m.extra["task_dir"]
+        root = loader.checkout_of(m.benchmark_data)
+        task_dir = root / "tasks" / m.benchmark_data["task_dir"]
         t = loader.task_yaml(task_dir)
         out = Path(req.audit_dir).parent
         audit = {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in sorted(Path(req.audit_dir).glob("*.json"))}

@@ -1,0 +1,103 @@
+"""Per-trial overhead against EvoClawBench's own local runner, side by side in one run (bench/local_overhead.py
+--upstream DIR).
+
+The same tasks of the shared EvoClawBench corpus, a do-nothing agent, the same number of workers, baseline mode:
+- the benchmark's runner: `scripts/benchmark.py --environment local --runtime nanobot --mode baseline` from the
+  checkout, with a `nanobot` that exits at once (bench/evoclaw_shim.py) first on PATH;
+- this project: `python -m clawkube run run.yaml` with the `nop` agent, its default isolation (sandboxed agent and
+  grader).
+Each side is a fresh command (start-up, task loading, every trial, results), timed from the outside, in
+alternating rounds so machine load hits both alike. Per-trial time = wall time / trials; the figure is the ratio of
+the medians (this project / the benchmark's runner). Target: at most 2.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+import conformance_evoclaw as conf  # noqa: E402
+import evoclaw_shim  # noqa: E402
+
+DEFAULT_TASKS = ("task_01_batch_data_transform", "task_05_config_migration", "task_22_finance_ledger_reconciliation")
+TARGET = 2.0
+
+
+def data_tasks_dir() -> Path:
+    return conf.data_root() / "evoclawbench" / "tasks"
+
+
+def upstream_seconds(base: Path, python: str, tasks: list[str], workers: int, work: Path) -> float:
+    work.mkdir(parents=True)
+    shim = evoclaw_shim.install(work / "bin")
+    env = {**os.environ, "PATH": f"{shim}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(work / "home")}
+    cmd = [python, str(base / "scripts" / "benchmark.py"), "--model", "scripted/nop", "--runtime", "nanobot",
+           "--mode", "baseline", "--suite", ",".join(tasks), "--workers", str(workers), "--no-progress",
+           "--environment", "local", "--output-dir", "results"]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    results = [f for f in (work / "results").glob("[0-9]*_*.json") if not f.name.endswith(".trajectories.json")]
+    if p.returncode != 0 or not results:
+        raise SystemExit(f"the benchmark's runner failed (exit {p.returncode}):\n{(p.stdout + p.stderr)[-1500:]}")
+    got = json.loads(results[0].read_text()).get("baseline_results") or {}
+    if sorted(got) != sorted(tasks):
+        raise SystemExit(f"the benchmark's runner graded {sorted(got)}, expected {sorted(tasks)}")
+    return wall
+
+
+def ours_seconds(tasks_dir: Path, tasks: list[str], workers: int, work: Path) -> float:
+    work.mkdir(parents=True)
+    spec = {"tasks": {"path": str(tasks_dir)}, "selector": {"ids": tasks}, "agent": {"harness": "nop"},
+            "trials": 1, "parallelism": workers}
+    (work / "run.yaml").write_text(json.dumps(spec))
+    env = {**os.environ, "PYTHONPATH": str(REPO / "operator")}
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "clawkube", "run", str(work / "run.yaml"), "--out", str(work / "out")],
+                       env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    results = list((work / "out" / "trials").glob("*/*/result.json"))
+    scored = [r for r in results if json.loads(r.read_text()).get("score") is not None]
+    if len(scored) != len(tasks):
+        raise SystemExit(f"clawkube run graded {len(scored)} of {len(tasks)} trials (exit {p.returncode}):\n"
+                         f"{(p.stdout + p.stderr)[-1500:]}")
+    return wall
+
+
+def compare(upstream: Path, tasks: Optional[list[str]] = None, workers: int = 2, rounds: int = 3,
+            python: Optional[str] = None) -> dict:
+    base = conf.upstream_layout(upstream)
+    py = conf.upstream_python(base, python)
+    tasks = list(tasks or DEFAULT_TASKS)
+    root = Path(tempfile.mkdtemp(prefix="clawkube-bench-evoclaw-"))
+    theirs: list[float] = []
+    ours: list[float] = []
+    try:
+        for r in range(rounds):
+            theirs.append(upstream_seconds(base, py, tasks, workers, root / f"up{r}") / len(tasks))
+            ours.append(ours_seconds(data_tasks_dir(), tasks, workers, root / f"ours{r}") / len(tasks))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    t, o = statistics.median(theirs), statistics.median(ours)
+    return {"tasks": tasks, "workers": workers, "rounds": rounds,
+            "upstream_trial_seconds": [round(x, 3) for x in theirs], "ours_trial_seconds": [round(x, 3) for x in ours],
+            "upstream_trial_seconds_median": round(t, 3), "ours_trial_seconds_median": round(o, 3),
+            "ratio": round(o / t, 2), "target": TARGET}
+
+
+def report(fig: dict) -> str:
+    return (f"evoclawbench vs its own runner ({len(fig['tasks'])} tasks, do-nothing agent, {fig['workers']} workers, "
+            f"{fig['rounds']} rounds): {fig['ours_trial_seconds_median'] * 1000:.0f} ms/trial here vs "
+            f"{fig['upstream_trial_seconds_median'] * 1000:.0f} ms/trial there -> ratio {fig['ratio']:.2f} "
+            f"(target <= {fig['target']:.0f})")
