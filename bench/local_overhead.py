@@ -2,8 +2,10 @@
 
 1. Overhead: a synthetic WildClawBench task with a small workspace, the `nop` agent. The runner's wall time per
    trial (setup + agent sandbox + capture + firewall + grade + collect) is compared with the grader alone: the same
-   grader process invocation (`phases.grade`, i.e. `python -m clawkube.lifecycle.grader_main`) on the same grading
-   workspace. Both are measured in alternating rounds within one run, so machine noise hits both alike.
+   grader process invocation (`phases.grade`, i.e. `python -m clawkube.lifecycle.grader_main`, sandboxed with the
+   same backend and limits as in the runner) on the same grading workspace. Agent and grader are both sandboxed
+   (the runner's default backend: bwrap when root). Both are measured in alternating rounds within one run, so
+   machine noise hits both alike.
    Target: ratio < 1.5.
 2. Throughput: trials/s of the local runner with --parallel 1, 2, 4 on the sample tasks (`tasks/`), nop agent.
 
@@ -25,9 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "operator"))
 
-from clawkube.lifecycle import phases  # noqa: E402
+from clawkube.lifecycle import phases, sandbox  # noqa: E402
 from clawkube.local import trial  # noqa: E402
-from clawkube.local.runner import LocalRunner  # noqa: E402
+from clawkube.local.runner import LocalRunner, isolation  # noqa: E402
 from clawkube.runspec import AgentSpec, BenchmarkRunSpec, RetryPolicy, TaskSource  # noqa: E402
 from clawkube.benchmarks.loader import load_tasks  # noqa: E402
 
@@ -106,11 +108,12 @@ def grader_alone_seconds(tasks: Path, finished: Path, scratch: Path, n: int) -> 
     shutil.copytree(finished, out)
     dirs = phases.TrialDirs.under(scratch / "agent", out, scratch / "grading")
     dirs.grading.mkdir(parents=True)
-    ws, manifest = phases.firewall(dirs, prepared.grading_dir, {})
+    iso = isolation(run_spec(tasks, 1, 1), sandbox.resolve_mode("auto"))  # sandboxed exactly as in the runner
+    ws, manifest = phases.firewall(dirs, prepared.grading_dir, {}, iso)
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
-        phases.grade(dirs, prepared.grading_dir, ws, manifest, {})
+        phases.grade(dirs, prepared.grading_dir, ws, manifest, {}, iso=iso)
         times.append(time.perf_counter() - t0)
     return times
 

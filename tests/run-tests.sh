@@ -13,6 +13,7 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v xz >/dev/null || need_apt+=(xz-utils)
 command -v unshare >/dev/null && command -v setpriv >/dev/null || need_apt+=(util-linux)
 command -v curl >/dev/null || need_apt+=(curl)
+command -v bwrap >/dev/null || need_apt+=(bubblewrap)  # the sandbox of agents and graders
 command -v npm >/dev/null || need_apt+=(npm)  # installs the npm harnesses (Node 24 itself comes from npm)
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 if [ "$(id -u)" = 0 ] && [ ${#need_apt[@]} -gt 0 ]; then

@@ -64,8 +64,13 @@ HOSTILE = {
 def _hostile_run(tmp_path: Path, mode: str) -> tuple[dict[str, str], object]:
     # a world-traversable root, so that only the sandbox (not file permissions) stands in the way
     root = Path(tempfile.mkdtemp(prefix="clawkube-hostile-", dir=tmp_path.parent.parent.parent))
+    # another run's leftovers in the host's /tmp (as other tests and runs leave them): never visible to the agent
+    decoy = Path(tempfile.mkdtemp(prefix="clawkube-decoy-", dir=tmp_path.parent.parent.parent))
     try:
         root.chmod(0o755)
+        decoy.chmod(0o755)
+        (decoy / "answer.txt").write_text("GT-SECRET-" + "0" * 32 + "\n")
+        (decoy / "grader.py").write_text("saw_gt_" + "0" * 12 + "\n")
         make_task(root, timeout=300)
         out = root / "out"
         fill = {"root": str(root), "root_tail": str(root)[1:], "out": str(out)}  # the agent knows where to look, not what the secrets are
@@ -76,17 +81,19 @@ def _hostile_run(tmp_path: Path, mode: str) -> tuple[dict[str, str], object]:
         return dict(zip(HOSTILE, outputs)), r
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(decoy, ignore_errors=True)
 
 
 @pytest.mark.skipif(not needs_namespaces, reason=NO_NAMESPACES)
 def test_hostile_agent_cannot_reach_grading_only_material(tmp_path: Path):
-    seen, r = _hostile_run(tmp_path, "namespace")
-    assert r.firewall == "namespace"
-    assert seen["whoami"].strip() == "65534"  # the hostile commands really ran, as the unprivileged sandbox user
-    for step in ("grep_secret", "grep_grader", "find", "proc", "list"):
+    seen, r = _hostile_run(tmp_path, "bwrap")
+    assert r.firewall == "bwrap"
+    assert int(seen["whoami"].strip()) >= 200000  # the hostile commands really ran, as the trial's own sandbox uid
+    for step in ("grep_secret", "grep_grader", "find", "proc"):
         assert seen[step].strip() == "", f"{step} reached grading-only material: {seen[step]!r}"
+    assert all("No such file" in line for line in seen["list"].strip().splitlines()), seen["list"]
     assert SECRET not in seen["read_task"] and "def grade" not in seen["read_task"]
-    assert "No such file" in seen["read_task"]  # hidden folders look empty from inside
+    assert "No such file" in seen["read_task"]  # nothing outside the allowlist exists inside
     # ... while the grader, after the firewall, did see the ground truth and scored the honest part of the work
     assert r.score.criteria[GT_CRITERION] == 1.0 and r.score.passed
 
@@ -169,11 +176,12 @@ def test_malformed_task_does_not_stop_the_run(task_root: Path, tmp_path: Path):
     assert any("broken.md" in e["path"] for e in o.task_errors)
 
 
-def test_warmup_failure_is_infra_and_retried(tmp_path: Path):
+def test_warmup_failure_is_a_setup_error_naming_the_line_not_retried(tmp_path: Path):
     md = make_task(tmp_path)
-    md.write_text(md.read_text() + "\n## Warmup\n\n```bash\nexit 7\n```\n")
+    md.write_text(md.read_text() + "\n## Warmup\n\n```bash\necho fine\nfalse && true\nls /no-such-dir\necho never\n```\n")
     (r,) = run(tmp_path / "tasks", tmp_path / "out").results
-    assert r.error_kind == ErrorKind.INFRA and "warmup" in r.error_message and r.attempt == 3
+    assert r.error_kind == ErrorKind.SETUP_ERROR and r.attempt == 1, r.error_message
+    assert "warmup failed at line 3: 'ls /no-such-dir'" in r.error_message and "No such file" in r.error_message
 
 
 def test_a_retried_grading_is_counted_in_the_result_and_the_summary(tmp_path: Path):

@@ -14,6 +14,8 @@ from typing import Optional
 import yaml
 from pydantic import ValidationError
 
+from . import safeyaml
+
 EXIT_OK, EXIT_TRIAL_FAILURES, EXIT_USAGE = 0, 3, 2
 
 
@@ -28,8 +30,15 @@ def _kv(items: list[str]) -> dict:
         if "=" not in it:
             raise ValueError(f"--arg {it!r}: expected KEY=VALUE")
         k, v = it.split("=", 1)
-        out[k] = yaml.safe_load(v)
+        out[k] = safeyaml.load(v)
     return out
+
+
+def _read_limited(path: Path) -> str:
+    size = path.stat().st_size
+    if size > safeyaml.MAX_BYTES:
+        raise ValueError(f"{path}: {size} bytes, more than the {safeyaml.MAX_BYTES} a run file may have")
+    return path.read_text()
 
 
 def local_path(value: str) -> str:
@@ -58,7 +67,7 @@ def build_spec(args: argparse.Namespace):
 
     data: dict = {}
     if args.run_file:
-        raw = yaml.safe_load(Path(args.run_file).read_text()) or {}
+        raw = safeyaml.load(_read_limited(Path(args.run_file))) or {}
         if not isinstance(raw, dict):
             raise ValueError(f"{args.run_file}: expected a mapping")
         data = RunFile.model_validate(raw).spec.model_dump(by_alias=True, exclude_none=True) if "spec" in raw else raw
@@ -101,15 +110,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         spec = build_spec(args)
-    except (ValueError, ValidationError, OSError) as e:
+    except (ValueError, ValidationError, OSError, yaml.YAMLError) as e:
         return _die(str(e))
+    if args.grader_timeout is not None and not args.grader_timeout > 0:
+        return _die(f"--grader-timeout {args.grader_timeout:g}: must be above 0 seconds")
     out = Path(args.out)
     try:
         runner = LocalRunner(spec, out, sandbox_mode=args.sandbox, fresh=args.fresh,
                              progress=None if args.quiet else sys.stderr, grader_timeout=args.grader_timeout)
         if runner.mode == "none":
-            print("clawkube: warning: no namespace sandbox here (needs root + unshare): agents run without the "
-                  "firewall's mount isolation; results record firewall=none", file=sys.stderr)
+            print("clawkube: warning: sandbox backend 'none': agents and graders run on this machine without the "
+                  "firewall (bwrap needs root and bubblewrap); results record firewall=none", file=sys.stderr)
         outcome = runner.run()
     except RunError as e:
         return _die(str(e))
@@ -269,7 +280,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--command", action="append", help="a shell command for the script agent (repeatable)")
     r.add_argument("--grader-timeout", type=float, help="override every task's grader time limit (s)")
     r.add_argument("--out", type=local_path, default="results")
-    r.add_argument("--sandbox", default="auto", choices=["auto", "namespace", "none"])
+    r.add_argument("--sandbox", default="auto", help="execution backend: auto (bwrap when available, else none), "
+                   "bwrap, none, or a registered backend")
     r.add_argument("--fresh", action="store_true", help="discard results already in --out")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--claw-eval", type=local_path, metavar="CHECKOUT",
@@ -280,7 +292,7 @@ def parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="parse and check every task; oracle must pass, nop must fail")
     v.add_argument("path", type=local_path)
     v.add_argument("--no-run", action="store_true", help="only parse, do not run oracle/nop")
-    v.add_argument("--sandbox", default="auto", choices=["auto", "namespace", "none"])
+    v.add_argument("--sandbox", default="auto", help="execution backend (as for run)")
     v.add_argument("--claw-eval", type=local_path, metavar="CHECKOUT", help="a checkout of claw-eval/claw-eval")
     v.set_defaults(fn=cmd_validate)
 

@@ -118,6 +118,7 @@ def _bundle_dir(path: str) -> Path:
     p = Path(path)
     if p.is_file():  # a bundle.tar.gz: unpack next to the scratch
         d = Path(tempfile.mkdtemp(prefix="clawkube-bundle-"))
+        d.chmod(0o755)  # readable by the sandboxed grader's uid
         # removed when the command ends: a grading bundle (ground truth, grader) must not outlive its phase in a
         # shared /tmp (outside a pod, e.g. tests, the next trial's agent could read it)
         atexit.register(shutil.rmtree, d, True)
@@ -181,7 +182,7 @@ def main_agent(args: argparse.Namespace) -> int:
                           penv, stage)
         summary = summary.model_copy(update={"exit_code": ap.exit_code, "timed_out": ap.timed_out, "usage": ap.usage,
                                              "error_kind": ap.error_kind, "error_message": ap.error_message})
-    except _SetupError as e:
+    except (_SetupError, phases.SetupError) as e:  # the task cannot run here, or its warmup failed
         summary = summary.model_copy(update={"error_kind": ErrorKind.SETUP_ERROR, "error_message": str(e)})
     except Exception as e:
         summary.error_kind, summary.error_message = ErrorKind.INFRA, f"agent pod: {type(e).__name__}: {e}"
@@ -213,10 +214,11 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
         urls = services.start()
         services.reset()
         env = {**env, **service_env(urls)}
-        initial = phases.setup(dirs, pm, iso, env, authored)
-        before = hashes(dirs.skills)
-        ctx = phases.agent_context(dirs, pm, agent, model, phase_args(agent_args, "execution"), env, urls)
-        ap = phases.run_agent(dirs, ctx, agent, iso, timeout)
+        initial, box = phases.setup(dirs, pm, iso, env, authored, urls, agent)
+        with box:
+            before = hashes(dirs.skills)
+            ctx = phases.agent_context(dirs, pm, agent, model, phase_args(agent_args, "execution"), env, urls, box)
+            ap = phases.run_agent(dirs, ctx, agent, box, timeout)
         services.collect(dirs.audit)
     finally:
         services.stop()

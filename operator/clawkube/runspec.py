@@ -82,10 +82,12 @@ MEMORY_PATTERN = r"^([0-9]+(\.[0-9]+)?|\.[0-9]+)([KMGTPE]i|[kMGTPE]|[eE][0-9]+)?
 
 
 class Resources(_Camel):
-    """CPU and memory of each trial container (requests = limits)."""
+    """CPU and memory of each trial container (requests = limits), and locally of each sandboxed process tree
+    (agent with its warmup servers; grader). The defaults fit the real harnesses (OpenClaw on Node needs more than
+    512Mi)."""
 
-    cpu: str = Field(default="500m", json_schema_extra={"pattern": CPU_PATTERN})
-    memory: str = Field(default="512Mi", json_schema_extra={"pattern": MEMORY_PATTERN})
+    cpu: str = Field(default="1", json_schema_extra={"pattern": CPU_PATTERN})
+    memory: str = Field(default="2Gi", json_schema_extra={"pattern": MEMORY_PATTERN})
 
     @field_validator("cpu")
     @classmethod
@@ -105,6 +107,19 @@ class Resources(_Camel):
         if float(re.match(r"[0-9.]+", v).group()) == 0:
             raise ValueError(f"memory {v!r} must be above 0")
         return v
+
+    def memory_bytes(self) -> int:
+        m = re.fullmatch(r"([0-9.]+)([KMGTPE]i|[kMGTPE]|[eE][0-9]+)?", self.memory)
+        num, suffix = float(m.group(1)), m.group(2) or ""
+        if suffix[:1] in "eE" and suffix:
+            return int(num * 10 ** int(suffix[1:]))
+        scale = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+        if suffix.endswith("i"):
+            return int(num * 1024 ** ("KMGTPE".index(suffix[0]) + 1))
+        return int(num * scale[suffix])
+
+    def cpu_cores(self) -> float:
+        return float(self.cpu[:-1]) / 1000 if self.cpu.endswith("m") else float(self.cpu)
 
 
 class RetryPolicy(_Camel):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from .base import Agent, AgentContext, AgentOutput, Invocation
 from ..mcp.spec import sandbox_python
@@ -24,6 +25,10 @@ _OPERATOR = str(Path(__file__).resolve().parents[2])
 class McpChatAgent(Agent):
     name = "mcp-chat"
     credential_env = ()
+
+    def installed(self) -> SimpleNamespace:
+        """What the agent's sandbox must show: this project's package (the loop and the MCP tool server)."""
+        return SimpleNamespace(read_paths=[Path(_OPERATOR)])
 
     def invocation(self, ctx: AgentContext) -> Invocation:
         api = getattr(ctx, "api", None)
@@ -45,7 +50,7 @@ class McpChatAgent(Agent):
                "mcp_servers": [s.model_dump() for s in ctx.mcp_servers], "transcript": str(ctx.home / TRANSCRIPT)}
         (ctx.home / CONFIG).write_text(json.dumps(cfg, ensure_ascii=False))
         return Invocation(argv=[sandbox_python(), "-m", "clawkube.mcp.chat_loop", str(ctx.home / CONFIG)], env=env,
-                          transcript_file=TRANSCRIPT)
+                          transcript_file=TRANSCRIPT, read_paths=[Path(_OPERATOR)])
 
     def parse(self, ctx: AgentContext, out: AgentOutput) -> list[TranscriptEvent]:
         events = []

@@ -156,6 +156,7 @@ class Benchmark(ABC):
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
     engine_evidence: ClassVar[bool] = True  # the engine's checks over audit/ (its own services' log format)
     criteria_in_unit_range: ClassVar[bool] = True  # every numeric grader field must be in 0..1 (else a grading error)
+    probes_see_grading_files: ClassVar[bool] = False  # env snapshot probes run after the grading-only files are placed
 
     # --- tasks on disk -------------------------------------------------------------------------------------------
     @abstractmethod
@@ -221,6 +222,12 @@ class Benchmark(ABC):
         from .grader_inputs import default_kwargs
 
         return default_kwargs(req, judge)
+
+    def grading_inputs(self, m: GradingManifest, out: Path) -> list[Path]:
+        """Host files or folders, beyond the grading bundle, workspace, transcript and audit folder, that the
+        grading sandbox must show read-only (e.g. a benchmark checkout and its Python; `out` = the trial's
+        artifacts folder)."""
+        return []
 
     def run_grader(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, float]:
         """Inside the grading process: run the task's grader and return its raw criterion scores."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Optional
 
+from ..agents.registry import known_agents
 from ..runspec import BenchmarkRunSpec
 from .conditions import parse_ts
 from .model import RunStatus, TaskTrialSpec, TrialStatus
@@ -130,6 +131,10 @@ def parse_run(obj: dict[str, Any]) -> RunObs:
     spec, error = None, ""
     try:
         spec = BenchmarkRunSpec.model_validate(obj.get("spec") or {})
+        known = known_agents()
+        if spec.agent.harness not in known:
+            spec, error = None, (f"spec does not validate: field 'agent.harness': unknown harness "
+                                 f"{spec.agent.harness!r} (known: {', '.join(known)})")
     except ValueError as e:
         error = f"spec does not validate: {e}"
     return RunObs(name=meta["name"], namespace=meta.get("namespace", ""), uid=meta.get("uid", ""),

@@ -10,6 +10,7 @@ every result carries its mode, and the summary's `by_mode` holds each mode's rat
 from __future__ import annotations
 
 import hashlib
+import fcntl
 import json
 import os
 import shutil
@@ -21,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
+from ..agents.registry import known_agents
 from ..contracts import judge as judges
-from ..lifecycle import sandbox
+from ..lifecycle import sandbox, workspace
 from . import trial
 from ..lifecycle.phases import Isolation
 from ..results.model import TrialResult
@@ -65,14 +67,39 @@ class RunOutcome:
     out: Path = field(default_factory=Path)
 
 
-def hidden_paths(tasks_root: Path, tasks: list[TaskSpec], out: Path) -> list[Path]:
-    """Everything an agent-side process must not see."""
-    paths = {tasks_root.resolve(), (out / ".private").resolve(), (out / ".grading").resolve(),
-             (out / "trials").resolve()}
-    for t in tasks:
-        paths.add(t.source_path.resolve())
-        paths.update(p.resolve() for p in t.grading_only_paths())
-    return sorted(paths)
+def isolation(spec: BenchmarkRunSpec, mode: str) -> Isolation:
+    """The run's sandbox settings: backend, spec.resources as limits, the endpoints agents and graders may reach."""
+    api = spec.agent.api.base_url if spec.agent.api and spec.agent.api.base_url else None
+    judge = spec.judge.base_url if spec.judge and spec.judge.base_url else None
+    return Isolation(mode=mode, memory=spec.resources.memory_bytes(), cpu=spec.resources.cpu_cores(),
+                     agent_endpoints=[api] if api else [], judge_endpoints=[judge] if judge else [])
+
+
+class OutLock:
+    """An exclusive lock on OUT/.lock for the whole run: a second runner on the same folder stops at once with a
+    clear error instead of mixing its results in. The kernel releases it when the runner dies."""
+
+    def __init__(self, out: Path):
+        self.path = out / ".lock"
+        self.fd: Optional[int] = None
+
+    def acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise RunError(f"{self.path.parent} is in use by another clawkube run (pid {holder}); wait for it to "
+                           "finish or use another --out") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 def _key(r: TrialResult) -> tuple[str, str, int]:
@@ -90,8 +117,14 @@ class LocalRunner:
         relative = [str(p) for p in (Path(spec.tasks.path), Path(out)) if not p.is_absolute()]
         if relative:
             raise RunError(f"the local runner takes absolute paths (the CLI resolves them): {', '.join(relative)}")
+        known = known_agents()
+        if spec.agent.harness not in known:
+            raise RunError(f"spec.agent.harness: unknown harness {spec.agent.harness!r} (known: {', '.join(known)})")
         self.spec, self.out, self.progress, self.on_result = spec, out, progress, on_result
-        self.mode = sandbox.resolve_mode(sandbox_mode)
+        try:
+            self.mode = sandbox.resolve_mode(sandbox_mode)
+        except RuntimeError as e:  # an unknown or unavailable backend
+            raise RunError(str(e)) from None
         self.fresh = fresh
         self.grader_timeout = grader_timeout
         self.modes = list(modes) if modes else spec.mode_list()
@@ -99,6 +132,7 @@ class LocalRunner:
         self._results: dict[tuple[str, str, int], TrialResult] = {}  # (mode, task, trial index)
         self._skipped_budget = 0
         self._done = self._failed = self._total = 0
+        self._out_lock = OutLock(out)
 
     # ---- gather
     def _load(self) -> tuple[list[TaskSpec], list[dict]]:
@@ -114,15 +148,20 @@ class LocalRunner:
 
     def _claim_out(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
-        run_file = self.out / "run.json"
-        h = spec_hash(self.spec, self.modes)
-        if run_file.exists() and not self.fresh:
-            old = json.loads(run_file.read_text())
-            if old.get("spec_hash") != h:
-                raise RunError(f"{self.out} holds results of a different run spec (hash {old.get('spec_hash')} != {h});"
-                               " use another --out, or --fresh to discard them")
-        elif self.fresh and (self.out / "trials").exists():
-            shutil.rmtree(self.out / "trials")
+        self._out_lock.acquire()
+        try:
+            run_file = self.out / "run.json"
+            h = spec_hash(self.spec, self.modes)
+            if run_file.exists() and not self.fresh:
+                old = json.loads(run_file.read_text())
+                if old.get("spec_hash") != h:
+                    raise RunError(f"{self.out} holds results of a different run spec (hash {old.get('spec_hash')} "
+                                   f"!= {h}); use another --out, or --fresh to discard them")
+            elif self.fresh:
+                workspace.rmtree(self.out / "trials")
+        except BaseException:
+            self._out_lock.release()
+            raise
 
     # ---- decide
     def _budget_left(self) -> bool:
@@ -163,15 +202,19 @@ class LocalRunner:
             raise RunError(problem)
         tasks, task_errors = self._load()
         self._claim_out()
+        try:
+            return self._run(tasks, task_errors)
+        finally:
+            self._out_lock.release()
+
+    def _run(self, tasks: list[TaskSpec], task_errors: list[dict]) -> RunOutcome:
         private = self.out / ".private"
         for d in (private, self.out / ".grading"):
-            shutil.rmtree(d, ignore_errors=True)
+            workspace.rmtree(d)
             d.mkdir(parents=True, mode=0o700)
-        iso = Isolation(mode=self.mode, hidden=hidden_paths(Path(self.spec.tasks.path), tasks, self.out))
+        iso = isolation(self.spec, self.mode)
         scratch = Path(tempfile.mkdtemp(prefix="clawkube-work-"))
         scratch.chmod(0o755)
-        if any(scratch.resolve().is_relative_to(h) for h in iso.hidden):
-            raise RunError(f"scratch folder {scratch} lies inside a hidden path; set TMPDIR elsewhere")
         plans: list[trial.TrialPlan] = []
         several = len(self.modes) > 1
         for t in tasks:
@@ -199,9 +242,8 @@ class LocalRunner:
             with ThreadPoolExecutor(max_workers=self.spec.parallelism) as pool:
                 list(pool.map(self._run_one, plans))
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-            shutil.rmtree(private, ignore_errors=True)
-            shutil.rmtree(self.out / ".grading", ignore_errors=True)
+            for d in (scratch, private, self.out / ".grading"):
+                workspace.rmtree(d)
             if self.progress is not None:
                 self.progress.write("\n")
         results = sorted(self._results.values(), key=_key)

@@ -145,21 +145,25 @@ class _Execution:
 
 
 def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], label: str, stage: str) -> _Execution:
-    for d in (dirs.workspace, dirs.home, dirs.skills):
-        shutil.rmtree(d, ignore_errors=True)
+    for d in (dirs.workspace, dirs.home, dirs.skills, dirs.scratch / "tmp", dirs.scratch / "system-overlay"):
+        workspace.rmtree(d)
     m = phase_manifest(tr.manifest, phase_of(tr.mode.value, stage))  # the prompt as the mode puts it
     try:
         tr.services.reset()
         urls = tr.services.urls
         env = {**tr.env, **service_env(urls)}
-        initial = tr.timed("setup", phases.setup, dirs, m, tr.plan.isolation, env, skills_from)
-        setup = tr.services.agent_setup(dirs.home)
+        initial, box = tr.timed("setup", phases.setup, dirs, m, tr.plan.isolation, env, skills_from, urls, tr.agent)
     except (phases.InfraError, ServiceError, EnvironmentStartError, OSError) as e:
         raise phases.InfraError(f"setup{'' if label == 'execution' else f' ({label})'}: {e}") from e
-    before = hashes(dirs.skills)
-    ctx = phases.agent_context(dirs, m, tr.agent, tr.plan.agent.model, phase_args(tr.plan.agent.args, "execution"),
-                               env, urls, setup)
-    ap = tr.timed("agent", phases.run_agent, dirs, ctx, tr.agent, tr.plan.isolation, tr.timeout)
+    with box:
+        try:
+            setup = tr.services.agent_setup(dirs.home)
+        except (EnvironmentStartError, OSError) as e:
+            raise phases.InfraError(f"setup{'' if label == 'execution' else f' ({label})'}: {e}") from e
+        before = hashes(dirs.skills)
+        ctx = phases.agent_context(dirs, m, tr.agent, tr.plan.agent.model,
+                                   phase_args(tr.plan.agent.args, "execution"), env, urls, box, setup)
+        ap = tr.timed("agent", phases.run_agent, dirs, ctx, tr.agent, box, tr.timeout)
     try:
         tr.services.collect(dirs.out)
     except (ServiceError, EnvironmentStartError) as e:
@@ -180,13 +184,13 @@ def _author(tr: _Trial, stage: str, out: Path, context: Optional[dict] = None
 
 def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optional[str]]:
     t = tr.plan.task
-    grading_ws, gm = tr.timed("firewall", phases.firewall, dirs, t.grading_dir, tr.env)
+    grading_ws, gm = tr.timed("firewall", phases.firewall, dirs, t.grading_dir, tr.env, tr.plan.isolation)
     judge = judges.JudgeConfig.of(tr.plan.judge)
     failed = 0
     while True:
         try:
             return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, tr.grading_env,
-                            tr.plan.grader_timeout, judge), None
+                            tr.plan.grader_timeout, judge, tr.plan.isolation), None
         except GradingError as e:
             failed += 1
             if trial_plan.after_failure(tr.plan.retry, ErrorKind.GRADING_ERROR, failed) is not Next.RETRY:
@@ -285,14 +289,12 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
     result). `failures`: earlier attempts' failures by kind, for the retry decision after an agent failure."""
     t = plan.task
     res_dir = plan.result_dir
-    if res_dir.exists():
-        shutil.rmtree(res_dir)  # an unfinished earlier try: redo it from scratch
+    workspace.rmtree(res_dir)  # an unfinished earlier try: redo it from scratch
     tag = f"{t.task_id}-{plan.dir_name or plan.trial_index}-a{attempt}"
     scratch = plan.scratch_root / tag
     grading_scratch = plan.out_root / ".grading" / tag
     for d in (scratch, grading_scratch):
-        if d.exists():
-            shutil.rmtree(d)
+        workspace.rmtree(d)
     grading_scratch.mkdir(parents=True, mode=0o700)
     dirs = phases.TrialDirs.under(scratch, res_dir, grading_scratch)
     result = TrialResult(task_id=t.task_id, category=t.category, task_format=t.format, trial_index=plan.trial_index,
@@ -337,6 +339,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
                         _run_stage(tr, dirs, a, st, failures or {})
             except phases.InfraError as e:
                 return _finish(result, dirs, clock, ErrorKind.INFRA, str(e))
+            except phases.SetupError as e:  # the task's own warmup: its fault, not ours; not retried
+                return _finish(result, dirs, clock, ErrorKind.SETUP_ERROR, str(e))
             except _Retry as e:
                 result.usage = a.usage
                 return _finish(result, dirs, clock, e.kind, e.message)
@@ -355,8 +359,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
     finally:
         if services is not None:
             services.stop()
-        shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(grading_scratch, ignore_errors=True)
+        workspace.rmtree(scratch)
+        workspace.rmtree(grading_scratch)
 
 
 class _TaskServices(TrialEnvironment):

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Optional
 
+from ..execution.host import Spawned
 from ..tasks.model import ServiceSpec
 from . import client
 from .client import ServiceError
@@ -37,8 +38,9 @@ def _names_port(spec: ServiceSpec) -> bool:
 
 
 class _Running:
-    def __init__(self, spec: ServiceSpec, proc: subprocess.Popen, port: int, log: Path, audit_file: Path):
-        self.spec, self.proc, self.port, self.log, self.audit_file = spec, proc, port, log, audit_file
+    def __init__(self, spec: ServiceSpec, proc: Spawned, port: int, log: Path, audit_file: Path):
+        self.spec, self.spawned, self.port, self.log, self.audit_file = spec, proc, port, log, audit_file
+        self.proc = proc.proc
 
     @property
     def url(self) -> str:
@@ -102,10 +104,10 @@ class LocalServices:
             port = free_port() if _names_port(spec) else spec.port
             argv = service_argv(spec, port, str(self.fixtures))
             with open(log, "wb") as lf:
-                try:
-                    proc = subprocess.Popen(argv, cwd=self.fixtures, env=self._env(spec, token_file, audit_file),
-                                            stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
+                try:  # tied to the runner: killed with everything it started if the runner dies
+                    proc = Spawned(argv, name=f"service-{spec.name}", cwd=self.fixtures,
+                                   env=self._env(spec, token_file, audit_file), stdin=subprocess.DEVNULL, stdout=lf,
+                                   stderr=subprocess.STDOUT)
                 except OSError as e:
                     raise ServiceError(f"service '{spec.name}': cannot start {argv[0]}: {e}") from e
             r = _Running(spec, proc, port, log, audit_file)
@@ -140,16 +142,10 @@ class LocalServices:
 
     def stop(self) -> None:
         for r in self.running.values():
-            _kill(r.proc)
+            _kill(r.spawned)
         self.running.clear()
         (self.private / "services-admin-token").unlink(missing_ok=True)
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+def _kill(proc: Spawned) -> None:
+    proc.stop()

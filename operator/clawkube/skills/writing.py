@@ -44,9 +44,11 @@ def write_skills(phase: str, base: Path, out: Path, bundle: Path, m: AgentManife
                             out=out, grading=base / "unused").for_manifest(m)
     pm = phase_manifest(m, phase, services=False)
     files = {protocol.CONTEXT_FILE: json.dumps(context, indent=2, ensure_ascii=False)} if context is not None else None
-    phases.setup(dirs, pm, iso, env, seed=bundle / AUTHORING_SKILLS_DIR, files=files)
-    ctx = phases.agent_context(dirs, pm, agent, model, phase_args(args, protocol.adapter_phase(phase)), env, {})
-    ap = phases.run_agent(dirs, ctx, agent, iso, timeout)
+    _, box = phases.setup(dirs, pm, iso, env, seed=bundle / AUTHORING_SKILLS_DIR, files=files, agent=agent)
+    with box:  # every process of the phase is gone before its skills are read
+        ctx = phases.agent_context(dirs, pm, agent, model, phase_args(args, protocol.adapter_phase(phase)), env, {},
+                                   box)
+        ap = phases.run_agent(dirs, ctx, agent, box, timeout)
     if dirs.audit.is_dir() and not any(dirs.audit.iterdir()):
         dirs.audit.rmdir()  # no services in a skill-writing phase: nothing audited
     created = scan.created_skills(dirs.skills)

@@ -122,6 +122,13 @@ class ClawEvalEnvironment(TrialEnvironment):
                     f.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
+def _json_or_none(path: Path) -> Optional[dict[str, Any]]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def _die_with_parent() -> None:  # the grading process is killed at its time limit: take the grader along
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -142,6 +149,7 @@ class ClawEval(Benchmark):
     workspace_mount = "/workspace"
     summary_model = ClawEvalSummary
     engine_evidence = False
+    probes_see_grading_files = True  # its runner injects sandbox_grader_files before env_snapshot_commands
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():
@@ -165,6 +173,19 @@ class ClawEval(Benchmark):
     def environment(self, manifest: Any, req: EnvironmentRequest) -> Optional[TrialEnvironment]:
         return ClawEvalEnvironment(manifest, req)
 
+    def grading_inputs(self, m: GradingManifest, out: Path) -> list[Path]:
+        """The checkout (grader classes, `claw_eval`), the benchmark's Python (its environment and the interpreter
+        it was made from) and the evidence files the tool gateway and the simulated user wrote."""
+        try:
+            root = loader.checkout_of(m.benchmark_data)
+        except CodeMissing:  # reported by the grader itself, with the reason
+            return []
+        py = Path(benchmark_python(root))
+        paths = [root, out / DISPATCHES, out / DIALOGUE]
+        for p in (py, py.resolve()):
+            paths.append(p.parent.parent if p.parent.name == "bin" else p.parent)
+        return [p for p in dict.fromkeys(paths) if p.exists()]
+
     def run_grader(self, req: GradeRequest, judge: Optional[Judge] = None) -> dict[str, float]:
         m = GradingManifest.model_validate_json(Path(req.task_manifest_path).read_text())
         root = loader.checkout_of(m.benchmark_data)
@@ -173,7 +194,8 @@ class ClawEval(Benchmark):
         out = Path(req.audit_dir).parent
         audit = {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in sorted(Path(req.audit_dir).glob("*.json"))}
         events = as_dicts(read_jsonl(Path(req.transcript_path)))
-        snap = env_snapshot(t, Path(req.workspace_path), task_dir)
+        probes = _json_or_none(Path(req.env_snapshot_path))
+        snap = env_snapshot(t, Path(req.workspace_path), task_dir, (probes or {}).get("commands"))
         work = Path(req.output_path).parent
         greq = GraderRequest(root=str(root), task_dir=str(task_dir), messages=to_messages(events, [x.name for x in t.tools]),
                              dispatches=_jsonl(out / DISPATCHES), audit=audit,

@@ -9,20 +9,18 @@ task's `env_snapshot_commands` in the agent's container (shell, /workspace) and 
 - `"local_file:<path>"`: each `local_grader_files` entry of the task folder, base64 (read on the grading side).
 Without any of these the grader gets no snapshot (None), as from the benchmark's runner without a container.
 
-Here the commands run in a bubblewrap sandbox: the grading copy of the agent's workspace bound read-write at
-/workspace, the system's /usr and /etc read-only, no network, uid 65534, `python` = the system python3; nothing
-else of this machine (no task sources, no other trials, no checkout) is visible to what the agent left behind.
-Differences from the benchmark's image: its extra tools (Playwright/Chromium, ffmpeg) exist here only when the
-machine has them.
+Here the commands are the grading side's probes (lifecycle/phases.py env_snapshot, through the execution
+backend): the grading copy of the agent's workspace at /workspace, nothing else of the trial (no grader, no
+checkout), no network, `python` = the Python that runs clawkube; their results reach this module through the
+grading request's env_snapshot.json. Differences from the benchmark's runner: the probes run before the
+`sandbox_grader_files` are placed and with this project's probe time limit, and the benchmark image's extra
+tools (Playwright/Chromium, ffmpeg) exist here only when the machine has them.
 """
 from __future__ import annotations
 
 import base64
 import glob as _glob
 import mimetypes
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -78,54 +76,27 @@ def glob_paths(pattern: str, ws: Path) -> list[str]:
     return out
 
 
-def bwrap_argv(ws: Path, bin_dir: Path) -> list[str]:
-    argv = ["bwrap", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
-    for d in ("bin", "lib", "lib64", "sbin"):
-        p = Path("/") / d
-        if p.is_symlink():
-            argv += ["--symlink", str(p.readlink()), str(p)]
-        elif p.is_dir():
-            argv += ["--ro-bind", str(p), str(p)]
-    return argv + ["--ro-bind", str(bin_dir), "/opt/clawkube-bin", "--bind", str(ws), WORKSPACE,
-                   "--chdir", WORKSPACE, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-all",
-                   "--die-with-parent", "--new-session", "--uid", "65534", "--gid", "65534", "--clearenv",
-                   "--setenv", "PATH", "/opt/clawkube-bin:/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
-                   "--setenv", "LANG", "C.UTF-8"]
+def command_entry(probe: Optional[dict[str, Any]]) -> dict[str, Any]:
+    """One command's entry in the benchmark's shape, from this project's probe record (lifecycle/phases.py)."""
+    if probe is None:
+        return {"error": "the command was not run"}
+    if probe.get("timed_out"):
+        return {"exit_code": -1, "stdout": probe.get("stdout", ""), "stderr": "Timed out"}
+    return {"exit_code": probe.get("exit_code"), "stdout": probe.get("stdout", ""), "stderr": probe.get("stderr", "")}
 
 
-def run_command(cmd: str, ws: Path, timeout: int, bin_dir: Path) -> dict[str, Any]:
-    if shutil.which("bwrap") is None:
-        return {"error": "bubblewrap (bwrap) is not installed: env snapshot commands need it"}
-    try:
-        p = subprocess.run([*bwrap_argv(ws, bin_dir), "bash", "-c", cmd], capture_output=True, text=True,
-                           timeout=timeout, errors="replace")
-        return {"exit_code": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
-    except subprocess.TimeoutExpired:
-        return {"exit_code": -1, "stdout": "", "stderr": f"Timed out after {timeout}s"}
-
-
-def _python_dir(tmp: Path) -> Path:
-    """A folder holding `python` -> the system python3 (the benchmark's commands say `python`)."""
-    d = tmp / "bin"
-    d.mkdir()
-    py = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
-    if py:
-        (d / "python").symlink_to(py)
-    return d
-
-
-def env_snapshot(task: TaskYaml, ws: Path, task_dir: Path) -> Optional[dict[str, Any]]:
-    """The snapshot the task's grader gets, or None when the task declares nothing to snapshot."""
+def env_snapshot(task: TaskYaml, ws: Path, task_dir: Path,
+                 probes: Optional[dict[str, Any]] = None) -> Optional[dict[str, Any]]:
+    """The snapshot the task's grader gets, or None when the task declares nothing to snapshot. `probes`: the
+    commands' results as this project's grading side recorded them (env_snapshot.json "commands")."""
     if not (task.env_snapshot_commands or task.env_snapshot_files or task.local_grader_files):
         return None
     snap: dict[str, Any] = {}
     if task.env_snapshot_commands or task.env_snapshot_files:
         if not Path(ws).is_dir():
             raise FileNotFoundError(f"grading workspace {ws} is missing")
-        with tempfile.TemporaryDirectory(prefix="claweval-snapshot-") as tmp:
-            bin_dir = _python_dir(Path(tmp))
-            for cmd in task.env_snapshot_commands:
-                snap[f"cmd:{cmd}"] = run_command(cmd, Path(ws), task.environment.env_snapshot_timeout, bin_dir)
+        for cmd in task.env_snapshot_commands:
+            snap[f"cmd:{cmd}"] = command_entry((probes or {}).get(cmd))
         for pattern in task.env_snapshot_files:
             if "*" in pattern or "?" in pattern:
                 for f in glob_paths(pattern, Path(ws)):
