@@ -59,7 +59,7 @@ def test_real_mocks_start_from_the_root_and_their_audit_is_read(root, python, tm
     t = _task(root, "T029zh_cross_service_meeting")  # gmail + contacts + calendar, fixtures named in their env
     with MockServices(t, root, python, tmp_path / "priv") as m:
         assert set(m.urls) == {"gmail", "contacts", "calendar"}
-        pids = [p.proc.pid for p in m.mocks.values()]
+        pids = [p.proc.proc.pid for p in m.mocks.values()]
         status, body = _post(m.tool_urls["contacts_search"], {"query": "赵磊"})
         assert status == 200 and "赵磊" in json.dumps(body, ensure_ascii=False)
         audit = m.audit()

@@ -13,16 +13,16 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from ...execution.host import Spawned
 from ...services.injection import InjectionConfig
 from .messages import ASK_USER_TOOL
-from .mocks import MockError, MockServices, _kill
+from .mocks import MockError, MockServices, _kill, spawn
 from .taskyaml import TaskYaml
 
 USERSIM_READY_TIMEOUT = 30.0
@@ -74,7 +74,7 @@ class TaskEnvironment:
         self.mocks = MockServices(task, root, python, self.private, injection, env)
         self.user_model = user_model
         self.base_env = env
-        self.usersim: Optional[subprocess.Popen] = None
+        self.usersim: Optional[Spawned] = None
         self.usersim_port: Optional[int] = None
 
     def __enter__(self) -> "TaskEnvironment":
@@ -110,14 +110,12 @@ class TaskEnvironment:
         env = dict(os.environ if self.base_env is None else self.base_env)
         env.update(PYTHONPATH=str(Path(__file__).resolve().parents[3]), PYTHONDONTWRITEBYTECODE="1")
         log = self.private / "usersim.log"
-        with open(log, "wb") as lf:
-            self.usersim = subprocess.Popen([self.python, "-m", "clawkube.benchmarks.claweval.usersim", str(cfg_file)],
-                                            env=env, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
+        self.usersim = spawn([self.python, "-m", "clawkube.benchmarks.claweval.usersim", str(cfg_file)],
+                             "claweval-usersim", log, env=env)
         deadline = time.monotonic() + USERSIM_READY_TIMEOUT
         while not ready.is_file():
-            if self.usersim.poll() is not None:
-                raise MockError(f"simulated user exited ({self.usersim.returncode}): "
+            if self.usersim.proc.poll() is not None:
+                raise MockError(f"simulated user exited ({self.usersim.proc.returncode}): "
                                 f"{log.read_text(errors='replace')[-800:]}")
             if time.monotonic() >= deadline:
                 raise MockError(f"simulated user not ready within {USERSIM_READY_TIMEOUT:g}s")

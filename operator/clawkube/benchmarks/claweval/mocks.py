@@ -18,7 +18,6 @@ import json
 import os
 import secrets
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Optional
 
+from ...execution.host import Spawned
 from ...services.injection import InjectionConfig
 from .gateway import HEALTH_HEADER, GatewayConfig, Ready, ServiceRoute, ToolRoute
 from .taskyaml import Service, TaskYaml, url_port_path
@@ -97,30 +97,24 @@ def get_json(url: str, timeout: float = 5.0) -> Any:
 
 
 class _Proc:
-    def __init__(self, name: str, proc: subprocess.Popen, log: Path, port: int):
+    def __init__(self, name: str, proc: Spawned, log: Path, port: int):
         self.name, self.proc, self.log, self.port = name, proc, log, port
 
     def exited(self) -> Optional[str]:
-        if self.proc.poll() is None:
+        if self.proc.proc.poll() is None:
             return None
-        return f"exit code {self.proc.returncode}: {self.log.read_text(errors='replace').strip()[-800:]}"
+        return f"exit code {self.proc.proc.returncode}: {self.log.read_text(errors='replace').strip()[-800:]}"
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except OSError:
-        proc.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            proc.kill()
-        proc.wait()
+def spawn(argv: list[str], name: str, log: Path, **kwargs) -> Spawned:
+    """A process of the trial's environment (mock, gateway, simulated user), started through the execution
+    layer's host spawner: in a cgroup under the runner's, killed with all it started when the runner dies."""
+    with open(log, "wb") as lf:
+        return Spawned(argv, name=name, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT, **kwargs)
+
+
+def _kill(proc: Spawned) -> None:
+    proc.stop(grace=5.0)
 
 
 class MockServices:
@@ -162,13 +156,10 @@ class MockServices:
         port = free_port()
         log = self.private / f"service-{svc.name}.log"
         argv = service_argv(svc, self.python)
-        with open(log, "wb") as lf:
-            try:
-                proc = subprocess.Popen(argv, cwd=self.root, env=service_env(svc, port, self.base_env),
-                                        stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
-            except OSError as e:
-                raise MockError(f"service '{svc.name}': cannot start {argv[0]}: {e}") from e
+        try:
+            proc = spawn(argv, f"claweval-{svc.name}", log, cwd=self.root, env=service_env(svc, port, self.base_env))
+        except OSError as e:
+            raise MockError(f"service '{svc.name}': cannot start {argv[0]}: {e}") from e
         p = _Proc(svc.name, proc, log, port)
         url = on_port(svc.health_check, port)
         deadline = time.monotonic() + svc.ready_timeout
@@ -210,10 +201,8 @@ class MockServices:
         log = self.private / "gateway.log"
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
                "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-        with open(log, "wb") as lf:
-            proc = subprocess.Popen([sys.executable, "-m", "clawkube.benchmarks.claweval.gateway", str(cfg_file)],
-                                    env=env, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+        proc = spawn([sys.executable, "-m", "clawkube.benchmarks.claweval.gateway", str(cfg_file)],
+                     "claweval-gateway", log, env=env)
         self.gateway = _Proc("gateway", proc, log, 0)
         deadline = time.monotonic() + GATEWAY_READY_TIMEOUT
         ready = Path(cfg.ready_file)
