@@ -9,6 +9,10 @@
    Target: ratio < 1.5.
 2. Throughput: trials/s of the local runner with --parallel 1, 2, 4 on the sample tasks (`tasks/`), nop agent.
 
+3. With `--upstream DIR` (a checkout of EvoClawBench): per-trial time against EvoClawBench's own local runner on
+   the same shared-corpus tasks, do-nothing agent, 2 workers, side by side in alternating rounds
+   (bench/overhead_evoclaw.py). Target: ratio <= 2. `--only-upstream` runs just that.
+
     python bench/local_overhead.py [--trials 20] [--rounds 3] [--files 10] [--parallel 1,2,4] [--json OUT.json]
 """
 from __future__ import annotations
@@ -174,8 +178,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tput-trials", type=int, default=2, help="trials per sample task for throughput")
     ap.add_argument("--parallel", default="1,2,4")
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--upstream", type=Path, help="a checkout of EvoClawBench: also compare per-trial time with its "
+                                                  "own local runner, side by side (bench/overhead_evoclaw.py)")
+    ap.add_argument("--upstream-python", help="a Python with the EvoClawBench runner's dependencies")
+    ap.add_argument("--evoclaw-tasks", type=int, default=3, help="shared-corpus tasks in that comparison")
+    ap.add_argument("--only-upstream", action="store_true", help="run only the comparison with the upstream runner")
     args = ap.parse_args(argv)
 
+    figures: dict = {}
+    if args.upstream:
+        import overhead_evoclaw
+
+        evo = overhead_evoclaw.compare(args.upstream, overhead_evoclaw.tasks(args.evoclaw_tasks), rounds=args.rounds,
+                                       python=args.upstream_python)
+        print(overhead_evoclaw.report(evo))
+        figures["evoclawbench_vs_upstream"] = evo
+        if args.only_upstream:
+            if args.json:
+                Path(args.json).write_text(json.dumps(figures, indent=1))
+            return 0
     ov = overhead(args.trials, args.rounds, args.files, args.file_bytes)
     print(f"overhead: runner {ov['runner_trial_seconds_median'] * 1000:.0f} ms/trial vs grader alone "
           f"{ov['grader_alone_seconds_median'] * 1000:.0f} ms -> ratio {ov['ratio']:.2f} (target < 1.5)")
@@ -184,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     for p, v in tp["by_parallel"].items():
         print(f"throughput --parallel {p}: {v['trials']} trials in {v['seconds']:.1f}s = "
               f"{v['trials_per_second']:.2f} trials/s (x{v.get('speedup', 1):.2f})")
-    figures = {"overhead": ov, "throughput": tp, "loadavg_at_end": os.getloadavg(), "nproc": os.cpu_count()}
+    figures.update({"overhead": ov, "throughput": tp, "loadavg_at_end": os.getloadavg(), "nproc": os.cpu_count()})
     print(f"load average at the end: {figures['loadavg_at_end'][0]:.1f} on {figures['nproc']} CPUs")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))

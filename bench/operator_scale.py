@@ -18,6 +18,7 @@ restarts it on the same etcd and the restarts are reported. Pass --apiserver to 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import signal
@@ -39,10 +40,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_kubelet import FakeKubelet  # noqa: E402
 from request_counts import (AUDIT_POLICY, audit_file_counts, histogram, histogram_quantile, parse_metrics,  # noqa: E402
                             request_totals_by_verb, writes_reads)
+from tests.polling import retry  # noqa: E402
 from tests.cluster.controlplane import ApiserverWatchdog as Watchdog, ControlPlane, apiserver_binary, free_port  # noqa: E402,E501
 
 G, V = "clawkube.io", "v1alpha1"
 NS = "bench"
+
+_retry = functools.partial(retry, attempts=60)  # servers started under the bench's load: up to 30 s
 
 
 def task_md(task_id: str) -> str:
@@ -113,16 +117,6 @@ class RssSampler:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(5)
-
-
-def _retry(fn, attempts: int = 60):
-    for i in range(attempts):
-        try:
-            return fn()
-        except Exception:
-            if i == attempts - 1:
-                raise
-            time.sleep(0.5)
 
 
 def _get(url: str, context=None, timeout: float = 30) -> str:

@@ -38,6 +38,20 @@ def data_tasks_dir() -> Path:
     return conf.data_root() / "evoclawbench" / "tasks"
 
 
+MORE_TASKS = ("task_03_api_scaffold", "task_08_schema_ops", "task_27_contract_clause_extraction",
+              "task_32_appointment_referral_triage", "task_42_employee_onboarding_checklist",
+              "task_52_kubernetes_policy_review", "task_63_messy_csv_normalization", "task_77_ecommerce_catalog_normalization",
+              "task_87_civic_service_request_routing")
+
+
+def tasks(n: int) -> list[str]:
+    """The first n of the comparison's automated tasks (3: the issue's setting)."""
+    pool = [*DEFAULT_TASKS, *MORE_TASKS]
+    if not 1 <= n <= len(pool):
+        raise SystemExit(f"--evoclaw-tasks must be 1..{len(pool)}")
+    return pool[:n]
+
+
 def upstream_seconds(base: Path, python: str, tasks: list[str], workers: int, work: Path) -> float:
     work.mkdir(parents=True)
     shim = evoclaw_shim.install(work / "bin")

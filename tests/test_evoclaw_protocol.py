@@ -219,3 +219,40 @@ def test_three_mode_metrics():
     assert m.created_skills["postskill_count"] == 2 and m.skill_quality == {"preskill_mean": 0.8, "postskill_mean": 0.4}
     assert m.skill_mutation_violations == {"preskill": 0, "postskill": 1}
     assert metrics.ratio(0.5, 0.0) == "inf" and metrics.ratio(0.0, 0.0) == 1.0
+
+
+def test_the_grading_process_fast_path_imports_no_pydantic(tmp_path: Path):
+    """EvoClawBench's grading module runs on the standard library (most of a trial's overhead is the grading
+    process's start-up) and uses the judge key variable the rest of the project uses."""
+    import subprocess
+    import sys
+
+    from clawkube.benchmarks.evoclaw import grading
+    from clawkube.contracts.judge import KEY_ENV
+
+    assert grading.KEY_ENV == KEY_ENV
+    code = ("import sys, clawkube.lifecycle.grader_main, clawkube.benchmarks.evoclaw.grading as g; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'yaml') or "
+            "m.startswith('clawkube.contracts') or m.startswith('clawkube.benchmarks.evoclaw.plugin')))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "operator")})
+    assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+def test_the_grading_process_reports_a_crash_and_reads_the_runner_s_criteria(tmp_path: Path):
+    from clawkube.benchmarks.evoclaw import grading
+
+    (tmp_path / "grading.json").write_text(json.dumps({"benchmark_data": {"grading_type": "automated"}}))
+    (tmp_path / "t.jsonl").write_text(json.dumps({"type": "message", "role": "assistant", "content": "hi"}) + "\n")
+    req = {"task_manifest_path": str(tmp_path / "grading.json"), "transcript_path": str(tmp_path / "t.jsonl"),
+           "workspace_path": str(tmp_path), "output_path": str(tmp_path / "out.json"), "entry": "grade"}
+    (tmp_path / "ok.py").write_text("def grade(transcript, workspace_path):\n"
+                                    "    assert transcript[0]['message']['content'][0]['text'] == 'hi'\n"
+                                    "    return {'a': True, 'b': 0.5, 'note': 'text', 'c': None}\n")
+    assert grading.main({**req, "grader_file": str(tmp_path / "ok.py")}) == 0
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out == {"ok": True, "scores": {"a": 1.0, "b": 0.5}, "details": {"grading_type": "automated", "notes": ""}}
+    (tmp_path / "bad.py").write_text("def grade(transcript, workspace_path):\n    raise ValueError('boom')\n")
+    assert grading.main({**req, "grader_file": str(tmp_path / "bad.py")}) == 1
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["ok"] is False and out["error"] == "ValueError: boom"

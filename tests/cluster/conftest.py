@@ -16,6 +16,7 @@ import uuid
 
 import pytest
 
+from tests.polling import wait_for
 from tests.cluster.cluster import IMAGES, Cluster, build_images, unavailable_reason
 
 
@@ -61,12 +62,7 @@ def cluster_namespace(cluster_api):
     name = f"t-{uuid.uuid4().hex[:8]}"
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
     # pods are refused until the namespace's default service account exists
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if core.list_namespaced_service_account(name, field_selector="metadata.name=default").items:
-            break
-        time.sleep(0.5)
-    else:
-        raise TimeoutError(f"namespace {name}: no default service account after 60s")
+    wait_for(f"namespace {name}'s default service account",
+             lambda: core.list_namespaced_service_account(name, field_selector="metadata.name=default").items, 60)
     yield name
     core.delete_namespace(name)

@@ -37,6 +37,7 @@ from tests.e2e.operator_proc import OperatorProcess
 from tests.e2e.prometheus import Prometheus, ensure_binary, render_config
 from tests.e2e.recorder import Recorder
 from tests.e2e.s3 import ACCESS, REGION, S3Outage, free_port
+from tests.polling import wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -55,21 +56,6 @@ DASHBOARD = REPO / "charts" / "clawkube" / "dashboards" / "clawkube.json"
 
 def log(msg: str) -> None:
     print(f"[e2e {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def wait_for(what: str, fn: Callable[[], Any], timeout: float, every: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = fn()
-        except Exception as e:  # apiserver restarting, S3 down: keep polling
-            last = e
-        else:
-            if last:
-                return last
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}")
 
 
 def ts(value: str) -> datetime:
@@ -530,7 +516,7 @@ def test_evoclaw_modes_run_stage_by_stage_on_real_pods(stack: Stack):
     check_artifacts(st, "modes", trials, several_modes=True)
     check_accounted_once(st, "modes", trials, expected=3)
     keys = set(st.s3.keys(BUCKET, f"{PREFIX}/modes/{TASK.id}/postskill-0/a1/"))
-    for rel in ("first_run/workspace.tar.gz", "first_run_grade/score.json", "summary/context.txt",
+    for rel in ("first_run/workspace.tar.gz", "first_run_grade/score.json", "summary/first_run_context.json",
                 "summary/skills/word-stats/solve.sh", "agent/skills.json"):
         assert f"{PREFIX}/modes/{TASK.id}/postskill-0/a1/{rel}" in keys, (rel, sorted(keys))
 

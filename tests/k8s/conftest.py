@@ -13,40 +13,25 @@ from typing import Any, Callable, Optional
 import boto3
 import pytest
 
+from tests.polling import retry, wait_for  # noqa: F401 (wait_for: imported from here by tests/k8s)
+
 REPO = Path(__file__).resolve().parents[2]
 G, V = "clawkube.io", "v1alpha1"
 
 
-def wait_for(what: str, fn: Callable[[], Any], timeout: float = 120, every: float = 0.25) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = fn()
-        except Exception as e:  # the apiserver may be restarting (see supervised_controlplane)
-            last = e
-        else:
-            if last:
-                return last
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
+def _apiserver_restarting(e: Exception) -> bool:
+    """An error of an apiserver that is down or restarting (see supervised_controlplane): worth another attempt."""
+    import urllib3
+    from kubernetes.client.exceptions import ApiException
+
+    if isinstance(e, ApiException):
+        return e.status in (0, 500, 503, 504)
+    return isinstance(e, (urllib3.exceptions.HTTPError, ConnectionError))
 
 
 def _retry(fn: Callable[[], Any], attempts: int = 40) -> Any:
     """Call fn; while the apiserver is down (crash-restart), retry for a while."""
-    import urllib3
-    from kubernetes.client.exceptions import ApiException
-
-    for i in range(attempts):
-        try:
-            return fn()
-        except (urllib3.exceptions.HTTPError, ConnectionError) :
-            time.sleep(0.5)
-        except ApiException as e:
-            if e.status not in (0, 500, 503, 504) or i == attempts - 1:
-                raise
-            time.sleep(0.5)
-    return fn()
+    return retry(fn, attempts, transient=_apiserver_restarting)
 
 
 class Cluster:

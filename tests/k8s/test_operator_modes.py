@@ -84,10 +84,12 @@ def test_baseline_preskill_postskill_in_one_run(cluster, bucket, s3, s3_server, 
     # the artifacts: each stage's folder; the summary's context from the first run, the skills it wrote
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="bench/modes/")["Contents"]}
     post_base = f"bench/modes/{TASK.id}/postskill-0/"
-    for folder in ("a1/first_run/transcript.jsonl", "a1/first_run_grade/score.json", "a1/summary/context.txt",
+    for folder in ("a1/first_run/transcript.jsonl", "a1/first_run_grade/score.json", "a1/summary/first_run_context.json",
                    "a1/summary/skills/word-stats/solve.sh", "a1/agent/skills.json", "result.json"):
         assert post_base + folder in keys, (folder, sorted(keys))
-    context = s3.get_object(Bucket=bucket, Key=post_base + "a1/summary/context.txt")["Body"].read().decode()
-    assert "score 0.400" in context and "stats.json" in context
+    # EvoClawBench's first_run_context.json, as the summary phase found it in its workspace
+    context = json.loads(s3.get_object(Bucket=bucket, Key=post_base + "a1/summary/first_run_context.json")["Body"].read())
+    assert context["task_id"] == TASK.id and context["grade"]["score"] == pytest.approx(PARTIAL)
+    assert any("stats.json" in c for c in context["grading_criteria"])
     result = json.loads(s3.get_object(Bucket=bucket, Key=post_base + "result.json")["Body"].read())
     assert result["mode"] == "postskill" and result["score"]["details"]["first_run"]["score"]["score"] == PARTIAL

@@ -155,6 +155,9 @@ class Benchmark(ABC):
     grader_packages: ClassVar[dict[str, str]] = {}  # module -> the pip package that provides it, where they differ
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
     engine_evidence: ClassVar[bool] = True  # the engine's checks over audit/ (its own services' log format)
+    # a module whose `main(request_dict)` the grading process runs instead of importing the plugin (a fast start,
+    # standard library only); it must do what `run_grader` does
+    light_grader: ClassVar[Optional[str]] = None
     criteria_in_unit_range: ClassVar[bool] = True  # every numeric grader field must be in 0..1 (else a grading error)
     probes_see_grading_files: ClassVar[bool] = False  # env snapshot probes run after the grading-only files are placed
 
@@ -167,6 +170,11 @@ class Benchmark(ABC):
     def is_template(self, path: Path) -> bool:
         """A detected path that is a template or example of the format, not a task: skipped, not an error."""
         return False
+
+    def task_id(self, path: Path) -> Optional[str]:
+        """The id of the task at `path` when it can be told cheaply without loading it (a run's selector passes
+        over the tasks it does not name); None: unknown, load it."""
+        return None
 
     @abstractmethod
     def load(self, path: Path) -> TaskSpec:

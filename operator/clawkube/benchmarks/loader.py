@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Union
+from typing import Sequence, Union
 
 from pydantic import BaseModel, Field
 
@@ -129,7 +129,9 @@ def candidates(root: Path) -> list[Candidate]:
     return found
 
 
-def load_tasks(root: Path) -> LoadReport:
+def load_tasks(root: Path, ids: Sequence[str] = ()) -> LoadReport:
+    """Every task under root. With `ids` (exact ids or glob patterns, a run's selector), a task whose plugin can
+    tell its id without loading it (`Benchmark.task_id`) and that matches none is passed over unloaded."""
     root = Path(root)
     report = LoadReport()
     if not root.exists():
@@ -143,6 +145,8 @@ def load_tasks(root: Path) -> LoadReport:
         if plugin.is_template(cand):
             report.skipped.append(Skipped(path=cand, benchmark=plugin.name,
                                           reason=f"a {plugin.title} template, not a task"))
+            continue
+        if ids and (known := plugin.task_id(cand)) is not None and not any(fnmatchcase(known, p) for p in ids):
             continue
         try:
             loaded.append(plugin.load(cand))

@@ -25,6 +25,7 @@ class GradeRequest(BaseModel):
     env_snapshot_path: str
     output_path: str
     judge: Optional[JudgeConfig] = None  # the run's judge (its key only in the process env, judge.KEY_ENV)
+    light_grader: Optional[str] = None  # Benchmark.light_grader: the grading process's fast path, if any
 
 
 class GradeOutput(BaseModel):

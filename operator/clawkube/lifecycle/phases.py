@@ -31,6 +31,7 @@ from ..services.evidence import Evidence
 from .. import execution as ex
 from . import sandbox, workspace
 from .bundle import GRADER_FILE, REFERENCE_FILE, AgentManifest, GradingManifest, read_grading_manifest
+from ..benchmarks import registry
 from ..contracts.grading import GradeOutput, GradeRequest
 from ..contracts.judge import JudgeConfig
 from .scoring import GradingError, to_score
@@ -325,7 +326,8 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
         benchmark=m.format, grader_file=str(grading_bundle_dir / GRADER_FILE), entry=m.entry, workspace_path=ws_inside,
         transcript_path=str(dirs.out / "transcript.jsonl"), audit_dir=str(dirs.audit),
         task_manifest_path=str(grading_bundle_dir / "grading.json"),
-        env_snapshot_path=str(dirs.out / "env_snapshot.json"), output_path=str(outbox / "grade_output.json"))
+        env_snapshot_path=str(dirs.out / "env_snapshot.json"), output_path=str(outbox / "grade_output.json"),
+        light_grader=registry.get(m.format).light_grader)
     req_path = inbox / "grade_request.json"
     req_path.write_text(req.model_dump_json())
     limit = timeout or m.timeout_seconds

@@ -139,7 +139,7 @@ class LocalRunner:
         root = Path(self.spec.tasks.path)
         if not root.exists():
             raise RunError(f"tasks folder {root} does not exist")
-        report = load_tasks(root)
+        report = load_tasks(root, ids=self.spec.selector.ids)  # tasks the selector does not name: not loaded
         errors = [e.model_dump(mode="json") if hasattr(e, "model_dump") else dict(e) for e in report.errors]
         tasks = select(report.tasks, self.spec.selector)
         if not tasks:

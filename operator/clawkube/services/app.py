@@ -20,15 +20,9 @@ from typing import Any, Awaitable, Callable, Optional
 
 from aiohttp import web
 
+from .admin import ADMIN_PREFIX, AUDIT_PATH, HEALTH_PATH, RESET_PATH, SHUTDOWN_PATH, TOKEN_HEADER  # noqa: F401
 from .audit import AuditCall, AuditLog, CallRequest, CallResponse, InjectionInfo
 from .injection import FaultKind, InjectionConfig, decide
-
-HEALTH_PATH = "/health"
-ADMIN_PREFIX = "/_admin/"
-AUDIT_PATH = "/_admin/audit"
-RESET_PATH = "/_admin/reset"
-SHUTDOWN_PATH = "/_admin/shutdown"
-TOKEN_HEADER = "X-Clawkube-Admin-Token"
 
 
 @dataclass

@@ -7,7 +7,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Callable, Optional
 
-from .app import AUDIT_PATH, SHUTDOWN_PATH, TOKEN_HEADER
+from .admin import AUDIT_PATH, SHUTDOWN_PATH, TOKEN_HEADER
 
 
 class ServiceError(Exception):

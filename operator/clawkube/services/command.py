@@ -6,7 +6,7 @@ import sys
 from typing import Optional
 
 from ..tasks.model import ServiceSpec
-from .app import RESET_PATH
+from .admin import RESET_PATH
 
 _NAME = re.compile(r"[^A-Za-z0-9]+")
 

@@ -1,4 +1,14 @@
-"""EvoClawBench as a clawkube benchmark plugin (`PLUGIN`)."""
-from .plugin import EvoClawBench
+"""EvoClawBench as a clawkube benchmark plugin (`PLUGIN`, made on first use: the grading process imports
+`grading.py` alone, without the plugin and its dependencies)."""
+from __future__ import annotations
 
-PLUGIN = EvoClawBench()
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PLUGIN":
+        from .plugin import EvoClawBench
+
+        globals()["PLUGIN"] = plugin = EvoClawBench()
+        return plugin
+    raise AttributeError(name)

@@ -19,12 +19,9 @@ import re
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
-
-from pydantic import BaseModel
-
-from ...contracts.judge import Judge
+from typing import Any, Callable, Optional, Protocol
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"  # a judge without a base URL: OpenAI's API
 
@@ -34,20 +31,31 @@ _TRANSIENT = ("502", "503", "504", "timeout", "timed out", "temporarily", "rate 
               "429")
 
 
+class Judge(Protocol):
+    """The run's judge in the grading process (contracts.judge.Judge has these; this module imports no pydantic,
+    so the grading process starts fast)."""
+
+    model: str
+    base_url: Optional[str]
+    api_key: Optional[str]
+
+
 class JudgeUnavailable(Exception):
     """The judge could not be asked (not configured, unreachable, HTTP error after the retries)."""
 
 
-class JudgeTask(BaseModel):
+@dataclass(frozen=True)
+class JudgeTask:
     """The task's parts the judge prompt is made of (in the grading manifest)."""
 
     prompt: str
     expected_behavior: str = ""
     rubric: str = ""  # the `LLM Judge Rubric` section, else "- criterion" lines of the grading criteria
-    workspace_files: list[str] = []  # the task's workspace_files entries that are plain paths
+    workspace_files: list[str] = field(default_factory=list)  # the task's workspace_files entries (paths)
 
 
-class Verdict(BaseModel):
+@dataclass(frozen=True)
+class Verdict:
     score: float
     breakdown: dict[str, float]
     notes: str

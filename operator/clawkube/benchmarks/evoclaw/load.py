@@ -87,7 +87,7 @@ def sub_problems(tf: taskfile.TaskFile, declared: Optional[int]) -> list[SubProb
 def workspace(entries: Any, path: Path) -> list[FileMapping]:
     if not isinstance(entries, list):
         raise TaskLoadError(path, "workspace_files", f"must be a list, got {type(entries).__name__}")
-    root = taskfile.benchmark_root(path)
+    root = taskfile.benchmark_root(path)  # resolved once: entries below it are joined, not resolved one by one
     bases: Optional[list[Path]] = None
     out: list[FileMapping] = []
     for i, entry in enumerate(entries):
@@ -104,7 +104,8 @@ def workspace(entries: Any, path: Path) -> list[FileMapping]:
                 found = next((b / candidate for b in bases if (b / candidate).exists()), None)
         if found is None:
             raise TaskUnavailable(path, field, f"workspace file '{src}' does not exist (looked under {root})")
-        out.append(FileMapping(src=found.resolve(), dest=dest))
+        out.append(FileMapping(src=found if found.is_relative_to(root) and ".." not in candidate.parts
+                               else found.resolve(), dest=dest))
     return out
 
 

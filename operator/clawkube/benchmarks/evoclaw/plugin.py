@@ -39,19 +39,17 @@ from ...results.metrics import mean
 from ...results.model import Score, TrialResult
 from ...results.tables import num, table
 from ...services.evidence import Evidence
-from . import metrics as mode_metrics
-from . import protocol
 from ...tasks import markdown
 from ...tasks.model import TaskSpec
-from ..base import Benchmark, GradingError, WorkspaceLayout, check_range, load_grader_module
+from ..base import Benchmark, GradingError, WorkspaceLayout, check_range
 from . import load as loader
-from . import taskfile
+from . import metrics as mode_metrics
+from . import protocol, taskfile
+from .grading import AUTO, JUDGE, JUDGE_TOTAL
 
 _SUB = re.compile(r"^sub_(\d+)_")
 _KEYS = ("grading_type", "sub_problems")
 JUDGE_TYPES = ("hybrid", "llm_judge")
-AUTO, JUDGE = "automated.", "llm_judge."
-JUDGE_TOTAL = "llm_judge.total"  # the judge's overall verdict (never a criterion: the runner takes it out)
 SKILL_CREATOR = "skill-creator"
 
 
@@ -62,13 +60,6 @@ def sub_problem_means(criteria: dict[str, float]) -> dict[str, float]:
         if m:
             groups.setdefault(int(m.group(1)), []).append(v)
     return {f"sub_{i}": stat_mean(groups[i]) for i in sorted(groups)}
-
-
-def numeric_criteria(out: Any) -> dict[str, float]:
-    """A grader's return value as the runner reads it: numbers and booleans of a dict; anything else ignored."""
-    if not isinstance(out, dict):
-        return {}
-    return {str(k): float(v) for k, v in out.items() if isinstance(v, (int, float))}
 
 
 def _mean0(values: dict[str, float]) -> float:
@@ -117,6 +108,7 @@ class EvoClawBench(Benchmark):
     grader_requirements = ("openpyxl", "docx", "yaml")  # task_09 (Excel), task_12 (Word), task_20 (YAML)
     grader_packages = {"docx": "python-docx", "yaml": "pyyaml"}
     criteria_in_unit_range = False  # checked in `score`: a judge may score its own criteria on another scale
+    light_grader = "clawkube.benchmarks.evoclaw.grading"  # the grading process's fast path (no pydantic)
     summary_model = EvoClawSummary
 
     # --- tasks -----------------------------------------------------------------------------------------------------
@@ -129,6 +121,11 @@ class EvoClawBench(Benchmark):
     def is_template(self, path: Path) -> bool:
         """`TASK_TEMPLATE.md` (the benchmark's runner loads only `task_*.md`)."""
         return "template" in path.stem.lower()
+
+    def task_id(self, path: Path) -> Optional[str]:
+        front = markdown.read_frontmatter(path)
+        value = front.get("id") if front else None
+        return value if isinstance(value, str) else None
 
     def load(self, path: Path) -> TaskSpec:
         return loader.load(path)
@@ -161,30 +158,11 @@ class EvoClawBench(Benchmark):
 
     # --- grading process ------------------------------------------------------------------------------------------------
     def run_grader(self, req: GradeRequest, judge: Optional[Judge]) -> GraderResult:
-        """Criteria (and the judge's verdict) as numbers; `grading_type` and the judge's `notes` as details."""
-        from ...agents.transcript import as_dicts, read_jsonl
-        from . import judge as judging
-        from .transcript import to_openclaw
+        """Criteria (and the judge's verdict) as numbers; `grading_type` and the judge's `notes` as details
+        (grading.py, which the grading process also runs directly: `light_grader`)."""
+        from . import grading
 
-        data = json.loads(Path(req.task_manifest_path).read_text()).get("benchmark_data") or {}
-        kind = data.get("grading_type", "automated")
-        records = to_openclaw(as_dicts(read_jsonl(Path(req.transcript_path))))
-        auto: dict[str, float] = {}
-        if kind != "llm_judge" or Path(req.grader_file).read_text().strip():
-            fn = getattr(load_grader_module(req.grader_file), req.entry, None)
-            if not callable(fn):
-                raise AttributeError(f"grader defines no callable {req.entry}()")
-            auto = numeric_criteria(fn(records, req.workspace_path))
-        details: dict[str, Any] = {"grading_type": kind, "notes": ""}
-        if kind == "automated":
-            return GraderResult(scores=auto, details=details)
-        verdict = judging.judge(judge, judging.JudgeTask(**data.get("judge", {})), records, Path(req.workspace_path))
-        details["notes"] = verdict.notes
-        raw = {f"{JUDGE}{k}": v for k, v in verdict.breakdown.items()}
-        raw[JUDGE_TOTAL] = verdict.score
-        if kind == "hybrid":
-            raw.update({f"{AUTO}{k}": v for k, v in auto.items()})
-        return GraderResult(scores=raw, details=details)
+        return GraderResult(**grading.run(req.model_dump(), judge))
 
     # --- score -------------------------------------------------------------------------------------------------------
     def score(self, m: GradingManifest, raw: dict[str, float], evidence: Optional[Evidence]) -> Score:
