@@ -9,15 +9,21 @@ on PATH. Every command of the README then runs there, in README order, through b
 Left out: the test command (`bash tests/run-tests.sh`: it runs this very test; `.ci/run` runs it), and blocks
 preceded by `<!-- readme-test: skip REASON -->` (the reason is printed). A command that exits non-zero fails.
 The README's first command must be the local quick start and score 1.0 on every sample task.
+The README's commands use fixed ports (the model server's `--port 8765`): one README run per machine at a time
+(a lock file in the temporary folder), and a port that another program holds fails the test with its name.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
+import socket
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -31,6 +37,8 @@ TEST_COMMAND = "bash tests/run-tests.sh"
 SKIP_MARK = re.compile(r"<!--\s*readme-test:\s*skip\s+(.+?)\s*-->")
 SHELL_LANGS = {"sh", "bash", "shell", "console"}
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
+PORT_OPTION = re.compile(r"--port[ =](\d+)")
+README_LOCK = Path(tempfile.gettempdir()) / "clawkube-readme-test.lock"
 
 
 @dataclass
@@ -132,6 +140,23 @@ def _printed_lines(p: subprocess.CompletedProcess) -> set[str]:
     return {ln.rstrip() for ln in re.split(r"[\r\n]", p.stdout + "\n" + p.stderr)}
 
 
+def test_fixed_ports_and_background_processes_of_the_readme(tmp_path: Path):
+    assert fixed_ports(["tool serve --port 8765 &", "tool x --port=9000", "tool y --portal 1", "tool serve --port 8765"]) \
+        == [8765, 9000]
+    here = subprocess.Popen(["sleep", "60"], cwd=tmp_path)
+    elsewhere = subprocess.Popen(["sleep", "60"], cwd="/")
+    (tmp_path / "a.pid").write_text(f"{here.pid}\n")
+    (tmp_path / "b.pid").write_text(f"{elsewhere.pid}\n")  # a reused pid: not started in the clone, left alone
+    (tmp_path / "c.pid").write_text("not a pid\n")
+    try:
+        stop_background(tmp_path)
+        assert here.wait(10) == -signal.SIGTERM and elsewhere.poll() is None
+    finally:
+        elsewhere.kill()
+        here.kill()
+        elsewhere.wait()
+
+
 @pytest.mark.slow
 def test_readme_commands_work_verbatim_in_a_fresh_clone(fresh_clone):
     clone, env = fresh_clone
@@ -144,6 +169,39 @@ def test_readme_commands_work_verbatim_in_a_fresh_clone(fresh_clone):
     assert any(ln.startswith("clawkube validate ") for ln in lines), "the README shows no `clawkube validate`"
     assert any(ln.startswith("clawkube report ") for ln in lines), "the README shows no `clawkube report`"
 
+    with README_LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another README run (another checkout's tests) would hold the same ports
+        taken = [port for port in fixed_ports(lines) if port_taken(port)]
+        assert not taken, f"port(s) {taken} that the README's commands listen on are held by another program here"
+        try:
+            ran = _run_all(commands, quick_start, clone, env)
+        finally:
+            stop_background(clone)
+    print("ran:\n  " + "\n  ".join(ran))
+
+
+def fixed_ports(lines: list[str]) -> list[int]:
+    return sorted({int(m) for ln in lines for m in PORT_OPTION.findall(ln)})
+
+
+def stop_background(clone: Path) -> None:
+    """Stop what the README started in the background (`& echo $! > NAME.pid`) when a command failed before the
+    README's own `kill`: it would hold its port for the next run."""
+    for pid_file in clone.glob("*.pid"):
+        try:
+            pid = int(pid_file.read_text().strip())
+            if Path(f"/proc/{pid}/cwd").resolve() == clone.resolve():  # still that process, not a reused pid
+                os.kill(pid, signal.SIGTERM)
+        except (ValueError, OSError):  # gone already
+            pass
+
+
+def port_taken(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _run_all(commands: list[Command], quick_start: Command, clone: Path, env: dict[str, str]) -> list[str]:
     ran: list[str] = []
     for cmd in commands:
         if cmd.line == TEST_COMMAND or cmd.skip:
@@ -158,7 +216,7 @@ def test_readme_commands_work_verbatim_in_a_fresh_clone(fresh_clone):
         ran.append(cmd.line)
         if cmd is quick_start:
             _check_quick_start(clone, env)
-    print("ran:\n  " + "\n  ".join(ran))
+    return ran
 
 
 def _check_quick_start(clone: Path, env: dict[str, str]) -> None:

@@ -21,10 +21,29 @@ from clawkube.runspec import BenchmarkRunSpec
 from clawkube.services import sidecars
 from clawkube.benchmarks.evoclaw import protocol
 from clawkube.services.local import free_port
-from clawkube.benchmarks.loader import load_task
+from clawkube.tasks.model import GraderSpec, ServiceSpec, TaskSpec
 
 REPO = Path(__file__).resolve().parents[1]
-TODO_TASK = load_task(REPO / "tasks" / "claw-eval" / "claw-todo-close")
+_TODOS = {"todos": [{"id": "t1", "title": "Renew the TLS certificate", "tags": ["ops"], "due": "2025-06-10"},
+                    {"id": "t2", "title": "Update the on-call rota", "tags": ["ops"], "due": "2025-06-20"}]}
+
+
+def _todo_task() -> TaskSpec:
+    """A task with one of this project's own mock services (no benchmark format declares them any more: the
+    generic sidecar machinery is tested with a TaskSpec built here)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="todo-task-"))
+    (folder / "todo.json").write_text(json.dumps(_TODOS))
+    return TaskSpec(id="claw-todo-close", name="todo", format="evoclawbench", source_path=folder,
+                    prompt="close t1 via $TODO_API_URL", grader=GraderSpec(inline_code="def grade():\n    return {}\n"),
+                    fixtures=[folder / "todo.json"],
+                    services=[ServiceSpec(name="todo", port=9103, health_check="/health", reset_endpoint="/_admin/reset",
+                                          command=["python", "-m", "clawkube.services", "todo", "--port", "9103",
+                                                   "--fixtures", "fixtures"])])
+
+
+TODO_TASK = _todo_task()
 
 
 def params(**kw) -> PodParams:

@@ -14,18 +14,39 @@ from clawkube.tasks.model import TaskLoadError
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = {
     "wildclaw/wild-csv-totals.md": "wildclawbench",
-    "claw-eval/claw-meeting-actions": "claw-eval",
-    "claw-eval/claw-meeting-actions/task.yaml": "claw-eval",
     "evoclaw/evo-todo-pipeline.md": "evoclawbench",
     "README.md": None,
-    "claw-eval": None,
-    "claw-eval/claw-meeting-actions/grader.py": None,
+    "wildclaw": None,
 }
+
+# a CLAW-Eval task in the benchmark's own format (the real ones are in ../shared/benchmarks/claw-eval)
+CLAW_TASK = """task_id: claw-inventory
+task_name: Inventory
+category: data
+tags: [general]
+prompt:
+  text: Which products need a reorder?
+  language: en
+sandbox_files: [fixtures/inventory.csv]
+"""
+
+
+def claw_task(folder: Path) -> Path:
+    (folder / "fixtures").mkdir(parents=True)
+    (folder / "task.yaml").write_text(CLAW_TASK)
+    (folder / "fixtures" / "inventory.csv").write_text("sku,stock\nA,1\n")
+    return folder
 
 
 @pytest.mark.parametrize("rel", sorted(SAMPLES))
 def test_detect_format(rel):
     assert detect_format(REPO / "tasks" / rel) == SAMPLES[rel]
+
+
+def test_detect_claweval(tmp_path):
+    folder = claw_task(tmp_path / "t")
+    assert detect_format(folder) == detect_format(folder / "task.yaml") == "claw-eval"
+    assert detect_format(folder / "fixtures" / "inventory.csv") is None and detect_format(tmp_path) is None
 
 
 def detect_format(path: Path):
@@ -69,7 +90,7 @@ def mixed_repo(root: Path) -> Path:
     (tasks / "a" / "b").mkdir(parents=True)
     shutil.copy(REPO / "tasks/wildclaw/wild-log-errors.md", tasks / "a" / "wild.md")
     shutil.copy(REPO / "tasks/evoclaw/evo-word-stats.md", tasks / "a" / "b" / "evo.md")
-    shutil.copytree(REPO / "tasks/claw-eval/claw-inventory-reorder", tasks / "claw")
+    claw_task(tasks / "claw")
     (tasks / "claw" / "fixtures" / "notes.md").write_text("# not a task: inside a CLAW-Eval task folder\n")
     (tasks / "README.md").write_text("# Tasks\n")
     (tasks / ".hidden").mkdir()
@@ -82,7 +103,7 @@ def test_mixed_folder(tmp_path):
     report = load_tasks(mixed_repo(tmp_path))
     got = {t.id: t.format for t in report.tasks}
     assert got == {"wild-log-errors": "wildclawbench", "evo-word-stats": "evoclawbench",
-                   "claw-inventory-reorder": "claw-eval"}
+                   "claw-inventory": "claw-eval"}
     assert [(e.path.name, e.field) for e in report.errors] == [("broken.md", "Workspace Path")]
     wild = next(t for t in report.tasks if t.id == "wild-log-errors")
     assert [m.src for m in wild.workspace if m.dest == "."] == [(tmp_path / "fixtures/wild-log-errors/exec").resolve()]
@@ -90,7 +111,7 @@ def test_mixed_folder(tmp_path):
 
 def test_repo_tasks_folder_loads_cleanly():
     report = load_tasks(REPO / "tasks")
-    assert report.errors == [] and len(report.tasks) == 12  # 9 file-only samples + 3 CLAW-Eval tasks with services
+    assert report.errors == [] and len(report.tasks) == 6  # WildClawBench and EvoClawBench samples
 
 
 def test_sample_tasks_carry_their_fixtures(tmp_path):
@@ -100,10 +121,10 @@ def test_sample_tasks_carry_their_fixtures(tmp_path):
     shutil.copytree(REPO / "tasks", tmp_path / "tasks")
     (tmp_path / ".git").mkdir()  # the lookup stops at the copy's root
     report = load_tasks(tmp_path / "tasks")
-    assert report.errors == [] and len(report.tasks) == 12
+    assert report.errors == [] and len(report.tasks) == 6
     shutil.rmtree(tmp_path / "tasks" / "evoclaw" / "fixtures" / "evo-word-stats")
     report = load_tasks(tmp_path / "tasks")
-    assert len(report.tasks) == 11
+    assert len(report.tasks) == 5
     assert [(e.path.name, e.field) for e in report.errors] == [("evo-word-stats.md", "workspace_files[0]")]
 
 
@@ -117,7 +138,7 @@ def test_duplicate_ids_load_neither(tmp_path):
     (tasks / "a" / "broken.md").unlink()
     shutil.copy(tasks / "a" / "wild.md", tasks / "wild-copy.md")
     report = load_tasks(tasks)
-    assert sorted(t.id for t in report.tasks) == ["claw-inventory-reorder", "evo-word-stats"]
+    assert sorted(t.id for t in report.tasks) == ["claw-inventory", "evo-word-stats"]
     errs = sorted(report.errors, key=lambda e: e.path.name)
     assert [(e.path.name, e.field) for e in errs] == [("wild-copy.md", "id"), ("wild.md", "id")]
     assert "duplicate task id 'wild-log-errors'" in errs[0].problem and str(errs[1].path) in errs[0].problem
@@ -131,11 +152,9 @@ def samples():
 @pytest.mark.parametrize("selector, expected", [
     ({}, None),
     ({"ids": ["wild-csv-totals", "evo-word-stats"]}, {"wild-csv-totals", "evo-word-stats"}),
-    ({"ids": ["claw-*"]}, {"claw-inventory-reorder", "claw-meeting-actions", "claw-config-migrate",
-                           "claw-mail-reply", "claw-calendar-schedule", "claw-todo-close"}),
-    ({"categories": ["code"]}, {"wild-fix-median", "claw-config-migrate", "evo-unit-converter"}),
-    ({"tags": ["safety", "policy"]}, {"claw-inventory-reorder", "claw-config-migrate"}),
-    ({"ids": ["claw-*"], "categories": ["data", "text"]}, {"claw-inventory-reorder", "claw-meeting-actions"}),
+    ({"ids": ["wild-*"]}, {"wild-csv-totals", "wild-fix-median", "wild-log-errors"}),
+    ({"categories": ["code"]}, {"wild-fix-median", "evo-unit-converter"}),
+    ({"ids": ["evo-*"], "categories": ["data", "text"]}, {"evo-todo-pipeline", "evo-word-stats"}),
     ({"categories": ["no-such-category"]}, set()),
 ])
 def test_select(samples, selector, expected):

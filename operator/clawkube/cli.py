@@ -284,12 +284,16 @@ def parser() -> argparse.ArgumentParser:
                    "bwrap, none, or a registered backend")
     r.add_argument("--fresh", action="store_true", help="discard results already in --out")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--claw-eval", type=local_path, metavar="CHECKOUT",
+                   help="a checkout of claw-eval/claw-eval: the code CLAW-Eval tasks run with "
+                        "(default: the checkout the tasks are in; $CLAWKUBE_CLAWEVAL_CHECKOUT)")
     r.set_defaults(fn=cmd_run)
 
     v = sub.add_parser("validate", help="parse and check every task; oracle must pass, nop must fail")
     v.add_argument("path", type=local_path)
     v.add_argument("--no-run", action="store_true", help="only parse, do not run oracle/nop")
     v.add_argument("--sandbox", default="auto", help="execution backend (as for run)")
+    v.add_argument("--claw-eval", type=local_path, metavar="CHECKOUT", help="a checkout of claw-eval/claw-eval")
     v.set_defaults(fn=cmd_validate)
 
     rep = sub.add_parser("report", help="summarise a results folder")
@@ -351,6 +355,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     from .benchmarks.registry import BrokenPlugin
 
     args = parser().parse_args(argv)
+    if getattr(args, "claw_eval", None):  # read where CLAW-Eval tasks load and run (benchmarks/claweval/checkout.py)
+        os.environ["CLAWKUBE_CLAWEVAL_CHECKOUT"] = str(args.claw_eval)
     try:
         return args.fn(args)
     except BrokenPlugin as e:

@@ -2,8 +2,8 @@
 and grading pods of the locally built images, a moto S3 behind a proxy the test can take down, a real Prometheus
 scraping the operator, and the chart's Grafana dashboard + alert rules evaluated against it.
 
-    runs     oracle / nop / broken (script agent exiting 3) over CLAW-Eval sample tasks from a ConfigMap
-             (3 without services + claw-mail-reply, whose mail service is a sidecar of the agent pod)
+    runs     oracle / nop / broken (script agent exiting 3) over WildClawBench and EvoClawBench sample tasks from a
+             ConfigMap (the task files and their fixtures)
     chaos    an oracle run during which the test deletes a running agent pod, SIGKILLs the operator and restarts
              it, and makes S3 refuse connections for a while; every trial must be accounted for exactly once
     modes    baseline, PreSkill and PostSkill of an EvoClawBench task in one run: every stage a real pod, each
@@ -44,8 +44,8 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
 NODE_IP = "10.88.0.1"  # this machine's address on the pod bridge (docs/cluster.md)
 G, V = "clawkube.io", "v1alpha1"
-TASKS = ["claw-inventory-reorder", "claw-meeting-actions", "claw-config-migrate", "claw-mail-reply"]
-SERVICE_TASK = "claw-mail-reply"
+TASKS = ["wild-csv-totals", "wild-log-errors", "evo-word-stats", "evo-todo-pipeline"]
+SERVICE_TASK = None  # no sample declares mock services (CLAW-Eval runs its own from a checkout)
 BUCKET, PREFIX = "results", "e2e"
 RELEASE, RELEASE_NS = "bench", "clawkube-system"  # how the chart would be installed (job / namespace of `up`)
 SCRAPE = "1s"
@@ -63,12 +63,16 @@ def ts(value: str) -> datetime:
 
 
 def task_configmap_data(task_ids: list[str]) -> dict[str, str]:
-    """binaryData of a task-source ConfigMap: key `<task>__<path with / as __>` (the staging convention)."""
+    """binaryData of a task-source ConfigMap: each sample's task file and its fixtures folder, keys the paths with
+    `/` as `__` (the staging convention)."""
     data = {}
     for t in task_ids:
-        root = REPO / "tasks" / "claw-eval" / t
-        for f in sorted(p for p in root.rglob("*") if p.is_file()):
-            data[f"{t}/{f.relative_to(root).as_posix()}".replace("/", "__")] = base64.b64encode(f.read_bytes()).decode()
+        files = [*sorted((REPO / "tasks").glob(f"*/{t}.md")),
+                 *sorted(p for p in (REPO / "fixtures").glob(f"*/{t}/**/*") if p.is_file())]
+        assert files, f"no sample task {t}"
+        for f in files:
+            rel = f.name if f.suffix == ".md" and f.parent.parent == REPO / "tasks" else f.relative_to(REPO).as_posix()
+            data[rel.replace("/", "__")] = base64.b64encode(f.read_bytes()).decode()
     return data
 
 
@@ -316,6 +320,9 @@ def check_artifacts(st: Stack, run: str, trials: list[dict[str, Any]], several_m
         if status.get("agent") is not None:
             for f in ("transcript.jsonl", "usage.json", "workspace.tar.gz"):
                 assert f"{base}a{a}/agent/{f}" in keys, f"{base}a{a}/agent/{f} missing: {sorted(keys)}"
+            if not several_modes or f"{base}a{a}/agent/agent.exec.json" in keys:  # the agent ran under the pod's
+                execd = st.s3_json(f"{base}a{a}/agent/agent.exec.json")  # supervisor backend: cannot outlive it
+                assert execd["backend"] == "pod" and {"pid-namespace", "sweep"} & set(execd["limits_enforced"]), execd
         if status["state"] == "succeeded":
             assert result["score"]["score"] == pytest.approx(status["score"]["score"])
             assert st.s3_json(base + "score.json")["score"] == pytest.approx(status["score"]["score"])
@@ -365,7 +372,7 @@ def test_oracle_nop_and_broken_runs(stack: Stack):
     st.create_run("oracle", "oracle", parallelism=4)
     st.create_run("nop", "nop", parallelism=4)
     st.create_run("broken", "script", args={"commands": ["echo giving up >&2; exit 3"]},
-                  ids=["claw-config-migrate"])
+                  ids=["wild-csv-totals"])
     runs = {name: st.wait_finished(name, timeout=420) for name in ("oracle", "nop", "broken")}
     st.recorder.wait_quiet()
     log(f"oracle/nop/broken finished in {time.monotonic() - t0:.0f}s")
@@ -378,7 +385,7 @@ def test_oracle_nop_and_broken_runs(stack: Stack):
     assert broken["counts"]["succeeded"] == 1 and broken["failures"] == {} and broken["passRate"] == 0.0
     for name, run in runs.items():
         trials = st.trials(name)
-        assert {t["spec"]["taskId"] for t in trials} == (set(TASKS) if name != "broken" else {"claw-config-migrate"})
+        assert {t["spec"]["taskId"] for t in trials} == (set(TASKS) if name != "broken" else {"wild-csv-totals"})
         for t in trials:
             s = t["status"]
             if name == "oracle":

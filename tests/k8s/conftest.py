@@ -3,6 +3,7 @@ patching pod status) and a moto S3 server."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import time
 import uuid
@@ -206,3 +207,34 @@ def operator_factory(cluster):
     for op in started:
         if op.thread.is_alive():
             op.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test here shows where every operator thread was at that moment (a stalled pass is otherwise silent:
+    the intermittent `test_run_end_to_end` "waiting for grading pods" left no log line and no S3 call)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed:
+        report.sections.append(("operator threads at failure", _thread_stacks()))
+
+
+def _thread_stacks() -> str:
+    import sys
+    import threading
+    import traceback
+
+    names = {t.ident: t.name for t in threading.enumerate()}
+    out = []
+    for ident, frame in sys._current_frames().items():
+        name = names.get(ident, "?")
+        if name.startswith(("clawkube", "asyncio", "ThreadPoolExecutor")):
+            out.append(f"--- thread {name}\n" + "".join(traceback.format_stack(frame)))
+    return "\n".join(out) or "(no operator thread alive)"
+
+
+@pytest.fixture(autouse=True)
+def _operator_log_on_failure(caplog):
+    """The operator's own log lines (each pass with actions, each failed call) in a failed test's report."""
+    caplog.set_level(logging.DEBUG, logger="clawkube")
+    yield

@@ -401,22 +401,3 @@ def test_the_crd_schema_rejects_invalid_specs(cluster, bad):
     assert e.value.status == 422
 
 
-def test_path_source_task_services_become_agent_pod_sidecars(cluster, bucket, s3_server, operator_factory):
-    from pathlib import Path
-
-    repo = Path(__file__).resolve().parents[2]
-    operator_factory(tasks_root=str(repo))
-    manifest = run_manifest("svc", [], bucket, s3_server, trials=1, parallelism=20)
-    manifest["spec"]["tasks"] = {"path": "tasks/claw-eval"}
-    cluster.create_run(manifest)
-    run = wait_for("staged", lambda: (r := cluster.run("svc")).get("status", {}).get("tasks") and r)
-    with_services = {t["id"] for t in run["status"]["tasks"] if t.get("services")}
-    assert with_services
-    agents = wait_for("agent pods", lambda: len(cluster.pods("agent")) == len(run["status"]["tasks"])
-                      and cluster.pods("agent"))
-    for pod in agents:
-        task = pod["metadata"]["labels"]["clawkube.io/task"]
-        sidecars = [c["name"] for c in pod["spec"]["containers"][1:]]
-        assert bool(sidecars) == (task in with_services), (task, sidecars)
-        assert all(n.startswith("svc-") for n in sidecars)
-        assert "grading" not in json.dumps(pod)

@@ -99,12 +99,12 @@ def test_the_sample_tasks_staged_from_s3_all_load(store):
     for f in files:
         store.put("samples/" + f.relative_to(repo / "tasks").as_posix(), f.read_bytes())
     result = stage("run", _spec(s3Prefix="s3://store-test/samples/"), None, lambda uri: read_prefix(store, uri))
-    assert result.errors == [] and len(result.tasks) == 12, result.errors
+    assert result.errors == [] and len(result.tasks) == 6, result.errors
     for f in files:
         if "fixtures/evo-word-stats/" not in f.as_posix():
             store.put("partial/" + f.relative_to(repo / "tasks").as_posix(), f.read_bytes())
     result = stage("run", _spec(s3Prefix="s3://store-test/partial/"), None, lambda uri: read_prefix(store, uri))
-    assert len(result.tasks) == 11 and len(result.errors) == 1
+    assert len(result.tasks) == 5 and len(result.errors) == 1
     assert "evo-word-stats.md" in result.errors[0] and "workspace_files" in result.errors[0]
 
 
@@ -116,15 +116,6 @@ def test_stage_refuses_task_files_outside_the_source(tmp_path):
     result = stage("run", _spec(inline=inline_files(["ok"]) + [evil]), None, None)
     assert [t.ref.id for t in result.tasks] == ["ok"]
     assert any("outside the task source" in e for e in result.errors)
-
-
-def test_stage_path_source_under_the_tasks_root_carries_services():
-    repo = Path(__file__).resolve().parents[2]
-    result = stage("run", _spec(path="tasks/claw-eval"), None, None, tasks_root=repo)
-    assert result.tasks and not result.errors
-    with_services = [t.ref for t in result.tasks if t.ref.services]
-    assert with_services, "the CLAW-Eval samples declare mock services"
-    assert all(s.port > 0 and s.command for r in with_services for s in r.services)
 
 
 @pytest.mark.parametrize("path", ["../..", "/etc"])

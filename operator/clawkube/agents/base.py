@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Optional
 
 from pydantic import BaseModel, Field
 
+from ..mcp.spec import McpServer
 from ..results.model import Usage
 from ..tasks.model import AgentView
 from .api import ModelEndpoint
@@ -29,6 +30,7 @@ class AgentContext(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)  # adapter options from the run spec
     reference_solution: Optional[str] = None  # set only for agents with needs_reference
     api: Optional[ModelEndpoint] = None  # spec.agent.api as the agent process reaches it (None: harness default)
+    mcp_servers: list[McpServer] = Field(default_factory=list)  # the task's tools as MCP servers (stdio), to attach
 
 
 class Invocation(BaseModel):

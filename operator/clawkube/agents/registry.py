@@ -11,6 +11,7 @@ import importlib
 from typing import Optional
 
 from .base import Agent
+from .mcp_chat import McpChatAgent
 from .simple import NopAgent, OracleAgent, ScriptAgent
 
 BUILTIN: dict[str, str] = {
@@ -20,7 +21,7 @@ BUILTIN: dict[str, str] = {
     "hermes": "clawkube.agents.harnesses.hermes:HermesAgent",
     "nanobot": "clawkube.agents.harnesses.nanobot:NanobotAgent",
 }
-_AGENTS: dict[str, type[Agent]] = {a.name: a for a in (OracleAgent, NopAgent, ScriptAgent)}
+_AGENTS: dict[str, type[Agent]] = {a.name: a for a in (OracleAgent, NopAgent, ScriptAgent, McpChatAgent)}
 
 
 class AdapterError(KeyError):

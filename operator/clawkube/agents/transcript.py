@@ -22,6 +22,7 @@ class TranscriptEvent(BaseModel):
     call_id: Optional[str] = None
     ts: Optional[float] = None
     usage: Optional[Usage] = None
+    is_error: Optional[bool] = None  # a tool_result the tool marked as an error
     raw: Optional[dict[str, Any]] = Field(default=None, exclude=True)  # kept in memory only
 
 

@@ -8,6 +8,8 @@ One plugin per benchmark (a module or package under `clawkube/benchmarks/`, regi
   and the modules its graders import (`grader_requirements`, checked by `clawkube validate`);
 - which tasks need the run's LLM judge (`needs_judge`) and how its graders receive it (`judge_env`, the `judge`
   grader argument);
+- what runs beside the agent for a trial, when the benchmark brings its own (`environment`: e.g. CLAW-Eval's mock
+  services, tool server and simulated user), in place of the engine's generic task services;
 - how the grader's raw output and the engine's own evidence become a `Score` (`score`);
 - its run-level summary section (`summarize`, a `summary_model`) and how the report shows it (`report_lines`).
 
@@ -28,12 +30,66 @@ from typing import Any, Callable, ClassVar, Optional
 from pydantic import BaseModel
 
 from ..contracts.grading import GradeRequest
+from ..mcp.spec import McpServer
 from ..contracts.judge import Judge
 from ..contracts.manifests import GradingManifest
 from ..results.model import Score, TrialResult
 from ..services.evidence import Evidence
 from ..tasks.grader_code import required_args
 from ..tasks.model import FileMapping, TaskSpec
+
+
+class EnvironmentStartError(Exception):
+    """A trial environment did not start or its evidence could not be collected (an infra error)."""
+
+
+class AgentSetup(BaseModel):
+    """What a trial environment tells the agent side beyond its service URLs: MCP servers, the prompt."""
+
+    mcp_servers: list[McpServer] = []
+    prompt: Optional[str] = None  # replaces the task prompt (None: the task's own)
+
+
+class TrialEnvironment(ABC):
+    """Processes a benchmark runs beside the agent for one trial, outside the agent's sandbox (the local
+    runner's counterpart of the agent pod's sidecars). `start` before the agent, `agent_setup` for it,
+    `collect` after it (evidence into the trial's out folder), `stop` always; `reset` between executions of one
+    trial (EvoClawBench-style modes) gives a fresh state. Failures raise EnvironmentStartError."""
+
+    @abstractmethod
+    def start(self) -> None: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+    def reset(self) -> None:
+        self.stop()
+        self.start()
+
+    @property
+    @abstractmethod
+    def urls(self) -> dict[str, str]:
+        """Service name -> base URL as the agent reaches it (for the `*_API_URL` variables)."""
+
+    @abstractmethod
+    def agent_setup(self, home: Path) -> AgentSetup:
+        """Called once per execution, after start; may write files the agent needs into its `home`."""
+
+    @abstractmethod
+    def collect(self, out: Path) -> None:
+        """After the agent: the evidence (audit logs into out/audit/, ...) as artifacts of the trial."""
+
+
+class EnvironmentRequest(BaseModel):
+    """What a plugin gets to build a trial environment (all from the run and the trial plan)."""
+
+    private: Path  # a folder for the environment's own files: grading side, hidden from agents
+    error_injection_rate: float = 0.0
+    seed: int = 0
+    trial_key: str = ""
+    judge_model: Optional[str] = None  # the run's judge (spec.judge), e.g. to play a simulated user
+    judge_base_url: Optional[str] = None
+    judge_key_env: Optional[str] = None  # the variable holding its key in the trial process's environment
 
 
 class GradingError(Exception):
@@ -98,10 +154,12 @@ class Benchmark(ABC):
     grader_requirements: ClassVar[tuple[str, ...]] = ()  # modules the graders import (validate checks them)
     grader_packages: ClassVar[dict[str, str]] = {}  # module -> the pip package that provides it, where they differ
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns
+    engine_evidence: ClassVar[bool] = True  # the engine's checks over audit/ (its own services' log format)
     # a module whose `main(request_dict)` the grading process runs instead of importing the plugin (a fast start,
     # standard library only); it must do what `run_grader` does
     light_grader: ClassVar[Optional[str]] = None
     criteria_in_unit_range: ClassVar[bool] = True  # every numeric grader field must be in 0..1 (else a grading error)
+    probes_see_grading_files: ClassVar[bool] = False  # env snapshot probes run after the grading-only files are placed
 
     # --- tasks on disk -------------------------------------------------------------------------------------------
     @abstractmethod
@@ -160,12 +218,24 @@ class Benchmark(ABC):
         is imported); e.g. a benchmark whose graders read OPENAI_API_KEY / OPENAI_BASE_URL maps them here."""
         return {}
 
+    # --- trial environment ---------------------------------------------------------------------------------------
+    def environment(self, manifest: Any, req: EnvironmentRequest) -> Optional[TrialEnvironment]:
+        """This benchmark's own trial environment for a task (its agent manifest), or None: the engine starts
+        the task's `services` generically."""
+        return None
+
     # --- grading process -----------------------------------------------------------------------------------------
     def grader_kwargs(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, Callable[[], Any]]:
         """The arguments a task's grader may declare, each built on demand inside the grading process."""
         from .grader_inputs import default_kwargs
 
         return default_kwargs(req, judge)
+
+    def grading_inputs(self, m: GradingManifest, out: Path) -> list[Path]:
+        """Host files or folders, beyond the grading bundle, workspace, transcript and audit folder, that the
+        grading sandbox must show read-only (e.g. a benchmark checkout and its Python; `out` = the trial's
+        artifacts folder)."""
+        return []
 
     def run_grader(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, float]:
         """Inside the grading process: run the task's grader and return its raw criterion scores."""

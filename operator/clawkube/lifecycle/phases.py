@@ -23,6 +23,8 @@ from pydantic import BaseModel
 from ..agents.api import split_env
 from ..agents.base import Agent, AgentContext, AgentOutput
 from ..agents.transcript import TranscriptEvent, as_dicts, read_jsonl, write_jsonl
+from ..benchmarks import registry
+from ..benchmarks.base import AgentSetup
 from ..results.model import ErrorKind, Score, Usage
 from ..services import evidence
 from ..services.checks import CheckOutcome
@@ -160,17 +162,22 @@ def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str]
 
 
 def agent_context(dirs: TrialDirs, m: AgentManifest, agent: Agent, model: Optional[str], args: dict,
-                  env: dict[str, str], services: dict[str, str], box: Optional[sandbox.AgentBox] = None) -> AgentContext:
-    """The adapter's view: paths as the agent's processes see them inside `box`."""
+                  env: dict[str, str], services: dict[str, str], box: Optional[sandbox.AgentBox] = None,
+                  setup: Optional[AgentSetup] = None) -> AgentContext:
+    """The adapter's view: paths as the agent's processes see them inside `box`; `setup`: what the task's
+    environment adds for the agent (MCP servers, its own prompt)."""
     ref = None
     if agent.needs_reference:
         ref_file = dirs.bundle / REFERENCE_FILE
         ref = ref_file.read_text(errors="replace") if ref_file.exists() else None
     api, env = split_env(env)  # spec.agent.api, as agents/api.py carries it in the trial env
+    setup = setup or AgentSetup()
+    view = m.view if setup.prompt is None else m.view.model_copy(update={"prompt": setup.prompt})
     at = box.inside if box is not None else str
-    return AgentContext(task=m.view, workdir=Path(at(dirs.workspace)), skills_dir=Path(at(dirs.skills)),
+    return AgentContext(task=view, workdir=Path(at(dirs.workspace)), skills_dir=Path(at(dirs.skills)),
                         home=Path(at(dirs.home)), model=model, env={**env, SKILLS_ENV: at(dirs.skills)},
-                        services=services, args=args, reference_solution=ref, api=api)
+                        services=services, args=args, reference_solution=ref, api=api,
+                        mcp_servers=setup.mcp_servers)
 
 
 def run_agent(dirs: TrialDirs, ctx: AgentContext, agent: Agent, box: sandbox.AgentBox, timeout: float) -> AgentPhase:
@@ -271,18 +278,27 @@ def default_isolation() -> Isolation:
 def firewall(dirs: TrialDirs, grading_bundle_dir: Path, env: dict[str, str],
              iso: Optional[Isolation] = None) -> tuple[Path, GradingManifest]:
     """Only after the agent has finished: the grading workspace = the agent's snapshot (+ env snapshot probes)
-    + grading-only files, written so that nothing the agent made can alias them."""
+    + grading-only files, written so that nothing the agent made can alias them. The probes run before the
+    grading-only files are placed, unless the benchmark's own runner runs them over those files
+    (`Benchmark.probes_see_grading_files`, CLAW-Eval's `sandbox_grader_files`)."""
     m = read_grading_manifest(grading_bundle_dir)
     ws = dirs.grading / "workspace"
     workspace.rmtree(ws)
     notes = workspace.restore(dirs.out / "workspace.tar.gz", ws)
-    workspace.write_json(dirs.out / "env_snapshot.json",
-                         env_snapshot(ws, m.env_snapshot_files, m.env_snapshot_commands, env, iso,
-                                      workspace_mount(m), dirs.grading))
+    probes_first = not registry.get(m.format).probes_see_grading_files
+
+    def probe() -> None:
+        workspace.write_json(dirs.out / "env_snapshot.json",
+                             env_snapshot(ws, m.env_snapshot_files, m.env_snapshot_commands, env, iso,
+                                          workspace_mount(m), dirs.grading))
+    if probes_first:
+        probe()
     files = grading_bundle_dir / "files"
     replaced = workspace.place_files(files, ws)
     grading_paths = {e.rel for e in workspace.walk(files)} if files.is_dir() else set()
     dropped = workspace.drop_links_to_grading(ws, grading_paths, workspace_mount(m) or str(ws))
+    if not probes_first:
+        probe()
     if replaced or dropped or not notes.empty():
         workspace.write_json(dirs.out / "firewall.json", {"restore": notes.as_dict(), "replaced_by_ground_truth":
                                                           replaced, "links_removed": dropped})
@@ -323,7 +339,8 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
                             cwd=str(run),
                             env=genv, timeout=limit, workspace=grading_ws, workspace_mount=mount,
                             inputs=[grading_bundle_dir, dirs.out / "transcript.jsonl", dirs.audit,
-                                    dirs.out / "env_snapshot.json", inbox, pkg],
+                                    dirs.out / "env_snapshot.json", inbox, pkg,
+                                    *registry.get(m.format).grading_inputs(m, dirs.out)],
                             writable=[outbox, run], scratch=g)
     log = r.stdout + r.stderr
     (dirs.out / "grader.log").write_text(log, errors="replace")
@@ -342,7 +359,8 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
         raise GradingError(f"grader output is not a GradeOutput: {e}") from None
     if not res.ok:
         raise GradingError(f"grader crashed: {res.error}")
-    score = to_score(m, res.scores, engine_evidence(dirs, m))
+    plugin = registry.get(m.format)
+    score = to_score(m, res.scores, engine_evidence(dirs, m) if plugin.engine_evidence else None)
     if res.details:  # the grader's non-numeric fields (judge reasons, methods, paths): kept, never scored
         score.details["grader_fields"] = res.details
     workspace.write_json(dirs.out / "score.json", score.model_dump())

@@ -19,6 +19,8 @@ from typing import Optional
 from ..agents.base import Agent
 from ..agents.api import model_env
 from ..agents.registry import get_agent
+from ..benchmarks import registry
+from ..benchmarks.base import AgentSetup, EnvironmentRequest, EnvironmentStartError, TrialEnvironment
 from .. import plan as trial_plan
 from ..contracts import judge as judges
 from ..contracts.details import StageRecord, mode_details, with_mode_details
@@ -110,7 +112,7 @@ class _Trial:
     agent: Agent
     env: dict[str, str]  # agent side (and the env-snapshot probes)
     grading_env: dict[str, str]  # the grading process: env + the judge's key
-    services: LocalServices
+    services: TrialEnvironment  # the plugin's own (environment()) or the task's generic services
     scratch: Path
     clock: dict[str, float]
     bundle: Path  # the extracted agent bundle
@@ -151,16 +153,20 @@ def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], la
         urls = tr.services.urls
         env = {**tr.env, **service_env(urls)}
         initial, box = tr.timed("setup", phases.setup, dirs, m, tr.plan.isolation, env, skills_from, urls, tr.agent)
-    except (phases.InfraError, ServiceError, OSError) as e:
+    except (phases.InfraError, ServiceError, EnvironmentStartError, OSError) as e:
         raise phases.InfraError(f"setup{'' if label == 'execution' else f' ({label})'}: {e}") from e
     with box:
+        try:
+            setup = tr.services.agent_setup(dirs.home)
+        except (EnvironmentStartError, OSError) as e:
+            raise phases.InfraError(f"setup{'' if label == 'execution' else f' ({label})'}: {e}") from e
         before = hashes(dirs.skills)
         ctx = phases.agent_context(dirs, m, tr.agent, tr.plan.agent.model,
-                                   phase_args(tr.plan.agent.args, "execution"), env, urls, box)
+                                   phase_args(tr.plan.agent.args, "execution"), env, urls, box, setup)
         ap = tr.timed("agent", phases.run_agent, dirs, ctx, tr.agent, box, tr.timeout)
     try:
-        tr.services.collect(dirs.audit)
-    except ServiceError as e:
+        tr.services.collect(dirs.out)
+    except (ServiceError, EnvironmentStartError) as e:
         raise phases.InfraError(f"audit ({label}): {e}") from e
     tr.timed("capture", phases.capture, dirs, initial)
     return _Execution(dirs=dirs, agent_phase=ap, skills=skill_report("authored" if skills_from else "task", before,
@@ -296,7 +302,7 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
                          model=plan.agent.model, mode=plan.mode, firewall=plan.isolation.mode,
                          retries={k.value: n for k, n in (failures or {}).items() if n})
     clock: dict[str, float] = {}
-    services: Optional[LocalServices] = None
+    services: Optional[TrialEnvironment] = None
     try:
         shutil.copytree(t.agent_dir, dirs.bundle)
         shutil.rmtree(dirs.bundle / bundles.SERVICES_DIR, ignore_errors=True)  # for the services only, not the agent
@@ -310,15 +316,21 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
         env = {**task_env([n for n in [*manifest.view.env, *agent.credential_env] if n not in hidden_env], source),
                **model_env(plan.agent.api, source)}
         grading_env = {**task_env(manifest.view.env, source), **judges.key_env(plan.judge, source)}
-        services = LocalServices(manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
-                                 InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key))
+        services = registry.get(manifest.format).environment(manifest, EnvironmentRequest(
+            private=grading_scratch / "environment", error_injection_rate=plan.error_injection_rate, seed=plan.seed,
+            trial_key=plan.trial_key, judge_model=plan.judge.model if plan.judge else None,
+            judge_base_url=plan.judge.base_url if plan.judge else None,
+            judge_key_env=plan.judge.api_key_env if plan.judge else None)) or _TaskServices(LocalServices(
+                manifest.services, t.agent_dir / bundles.SERVICE_FIXTURES, grading_scratch / "services",
+                InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key)),
+                bool(manifest.services))
         tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, grading_env=grading_env, services=services,
                     scratch=scratch, clock=clock, bundle=dirs.bundle, retries=result.retries)
         try:
             try:
-                if manifest.services:
+                if manifest.services or not isinstance(services, _TaskServices):
                     tr.timed("services", services.start)
-            except (ServiceError, OSError) as e:
+            except (ServiceError, EnvironmentStartError, OSError) as e:
                 return _finish(result, dirs, clock, ErrorKind.INFRA, f"services: {e}")
             a = _Attempt()
             try:
@@ -349,6 +361,33 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
             services.stop()
         workspace.rmtree(scratch)
         workspace.rmtree(grading_scratch)
+
+
+class _TaskServices(TrialEnvironment):
+    """The task's generic services (services/local.py) as a trial environment."""
+
+    def __init__(self, services: LocalServices, any_declared: bool):
+        self.services, self.any = services, any_declared
+
+    def start(self) -> None:
+        if self.any:
+            self.services.start()
+
+    def stop(self) -> None:
+        self.services.stop()
+
+    def reset(self) -> None:
+        self.services.reset()
+
+    @property
+    def urls(self) -> dict[str, str]:
+        return self.services.urls
+
+    def agent_setup(self, home: Path) -> AgentSetup:
+        return AgentSetup()
+
+    def collect(self, out: Path) -> None:
+        self.services.collect(out / "audit")
 
 
 def _finish(result: TrialResult, dirs: phases.TrialDirs, clock: dict[str, float], kind: Optional[ErrorKind],

@@ -110,6 +110,9 @@ class TaskSpec(BaseModel):
     env_snapshot_commands: list[str] = Field(default_factory=list)
     pass_threshold: float = 0.75
 
+    # benchmark-specific data its plugin writes at load and reads back from the bundle manifests
+    # (`extra["grading_only_paths"]`: more paths to hide from agents)
+    extra: dict[str, Any] = Field(default_factory=dict)
     # a task that loads but cannot run here (e.g. its workspace is not downloaded): every trial of it ends as a
     # setup error with this message, never retried; `validate` prints it
     setup_error: Optional[str] = None
@@ -128,6 +131,7 @@ class TaskSpec(BaseModel):
         paths = [m.src for m in self.grading_files]
         if self.grader.source_file is not None:
             paths.append(self.grader.source_file)
+        paths += [Path(p) for p in self.extra.get("grading_only_paths", [])]
         return paths
 
 

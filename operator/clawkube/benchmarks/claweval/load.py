@@ -1,101 +1,36 @@
-"""CLAW-Eval: a folder per task holding `task.yaml`, `grader.py` and `fixtures/`.
+"""Load a real CLAW-Eval task (`tasks/<id>/task.yaml`, schema in taskyaml.py) into the common `TaskSpec`.
 
-task.yaml: `task_id, task_name, category, difficulty, tags, prompt{text, language, attachments}, tools[],
-tool_endpoints[], environment{timeout_seconds, max_turns, fixtures}, services[{name, command, port,
-health_check, reset_endpoint, env}], safety_checks[], expected_actions[], judge_rubric, reference_solution,
-sandbox_files, sandbox_grader_files, env_snapshot_files, env_snapshot_commands`. Unknown keys are ignored.
-- `prompt` may also be a plain string; `command` a string (shlex-split) or a list;
-- `reference_solution`: inline shell text, or the name of a file in the task folder (read);
-- `sandbox_files` -> workspace, `sandbox_grader_files` -> grading files (injected only after the agent);
-  entries are paths or {source, dest} mappings (paths.mapping).
+Only the task spec is needed to load (so ../shared/benchmarks/claw-eval, which holds no code, loads all 300
+tasks); running needs the benchmark's code, a checkout (checkout.py), found now when the task lives in one or
+named by $CLAWKUBE_CLAWEVAL_CHECKOUT (`--claw-eval`); without one the task loads with a setup error that says
+what to do (`validate` prints it; its trials end as setup errors, never retried).
+
+What goes where (as the benchmark's sandboxed runner does it):
+- agent workspace (/workspace): `sandbox_files` (else `environment.fixtures`) at their paths relative to the task
+  folder, so `fixtures/gmail/inbox.json` is `/workspace/fixtures/gmail/inbox.json`. Files the benchmark's data
+  does not hold (large videos published elsewhere) are left out, as its runner leaves them out, and listed in
+  `extra["missing_files"]`;
+- grading-only, added to the workspace after the agent: `sandbox_grader_files`, same paths;
+- the agent sees the task's `tools` (served over MCP by the trial, see environment.py), never `tool_endpoints`;
+- services, the simulated user, safety checks and expected actions are the benchmark's business: its mocks
+  start per trial (environment.py) and its own grader applies its checks; none of them go to this project's
+  generic service and evidence machinery;
+- `reference_solution` is prose for humans, not a script: there is no oracle run for CLAW-Eval.
 """
 from __future__ import annotations
 
-import shlex
-from pathlib import Path
-from typing import Any, Optional, Union
+from pathlib import Path, PurePosixPath
+from typing import Any, Optional
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from ...tasks import markdown, paths
-from ...tasks.grader_code import check_grader
-from ...tasks.model import GraderSpec, ServiceSpec, TaskLoadError, TaskSpec
+from ...tasks import markdown
 from ...tasks.field_errors import validated
+from ...tasks.model import FileMapping, GraderSpec, TaskLoadError, TaskSpec
+from .checkout import resolve_checkout
+from .taskyaml import GRADER_FILE, TASK_FILE, TaskYaml, consistency_problems
 
 NAME = "claw-eval"  # the format id (TaskSpec.format)
 
-TASK_FILE = "task.yaml"
-GRADER_FILE = "grader.py"
-
-
-class _Loose(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class Prompt(_Loose):
-    text: str = Field(min_length=1)
-    language: Optional[str] = None
-    attachments: list[str] = Field(default_factory=list)
-
-
-class Environment(_Loose):
-    timeout_seconds: int = Field(default=600, ge=1)
-    max_turns: Optional[int] = Field(default=None, ge=1)
-    fixtures: list[str] = Field(default_factory=list)
-
-
-class Service(_Loose):
-    name: str = Field(min_length=1)
-    command: Union[str, list[str]]
-    port: int = Field(ge=1, le=65535)
-    health_check: Optional[str] = None
-    reset_endpoint: Optional[str] = None
-    env: dict[str, Union[str, int, float, bool]] = Field(default_factory=dict)
-
-    @field_validator("command")
-    @classmethod
-    def _argv(cls, v: Union[str, list[str]]) -> list[str]:
-        argv = shlex.split(v) if isinstance(v, str) else v
-        if not argv:
-            raise ValueError("command is empty")
-        return argv
-
-    def spec(self) -> ServiceSpec:
-        env = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in self.env.items()}
-        return ServiceSpec(name=self.name, command=list(self.command), port=self.port,
-                           health_check=self.health_check, reset_endpoint=self.reset_endpoint, env=env)
-
-
-class TaskYaml(_Loose):
-    task_id: str = Field(min_length=1)
-    task_name: Optional[str] = None
-    category: str = "uncategorized"
-    difficulty: Optional[str] = None
-    tags: list[str] = Field(default_factory=list)
-    prompt: Union[str, Prompt]
-    tools: list[Any] = Field(default_factory=list)
-    tool_endpoints: list[Any] = Field(default_factory=list)
-    environment: Environment = Field(default_factory=Environment)
-    services: list[Service] = Field(default_factory=list)
-    safety_checks: list[Any] = Field(default_factory=list)
-    expected_actions: list[Any] = Field(default_factory=list)
-    judge_rubric: Any = ""
-    reference_solution: Optional[str] = None
-    sandbox_files: list[Any] = Field(default_factory=list)
-    sandbox_grader_files: list[Any] = Field(default_factory=list)
-    env_snapshot_files: list[str] = Field(default_factory=list)
-    env_snapshot_commands: list[str] = Field(default_factory=list)
-
-    @field_validator("tags", "tools", "tool_endpoints", "services", "safety_checks", "expected_actions",
-                     "sandbox_files", "sandbox_grader_files", "env_snapshot_files", "env_snapshot_commands",
-                     mode="before")
-    @classmethod
-    def _null_is_empty(cls, v: Any) -> Any:
-        return [] if v is None else v
-
-    def prompt_obj(self) -> Prompt:
-        return Prompt(text=self.prompt) if isinstance(self.prompt, str) else self.prompt
+__all__ = ["NAME", "TASK_FILE", "GRADER_FILE", "load", "task_file"]
 
 
 def task_file(path: Path) -> Path:
@@ -103,24 +38,24 @@ def task_file(path: Path) -> Path:
     return path / TASK_FILE if path.is_dir() else path
 
 
-def reference_solution(folder: Path, yaml_path: Path, value: Optional[str]) -> Optional[str]:
-    """Inline shell text, or the contents of the named file in the task folder."""
-    if value is None or not value.strip():
-        return None
-    v = value.strip()
-    if "\n" not in v and (folder / v).is_file():
-        return markdown.read_text(folder / v)
-    if "\n" not in v and " " not in v and v.endswith((".sh", ".bash")):
-        raise TaskLoadError(yaml_path, "reference_solution", f"file '{v}' does not exist in {folder}")
-    return value if value.endswith("\n") else value + "\n"
+def _relative(raw: str, yaml_path: Path, field: str) -> str:
+    p = PurePosixPath(raw.strip().replace("\\", "/"))
+    if not raw.strip() or p.is_absolute() or ".." in p.parts:
+        raise TaskLoadError(yaml_path, field, f"{raw!r} must be a path inside the task folder")
+    return str(p)
 
 
-def grader(folder: Path) -> GraderSpec:
-    src = folder / GRADER_FILE
-    if not src.is_file():
-        raise TaskLoadError(folder, GRADER_FILE, f"missing: a CLAW-Eval task folder needs {GRADER_FILE}")
-    check_grader(markdown.read_text(src), src, "grade")
-    return GraderSpec(source_file=src.resolve())
+def _mappings(files: list[str], folder: Path, yaml_path: Path, field: str,
+              missing: list[str]) -> list[FileMapping]:
+    out = []
+    for i, raw in enumerate(files):
+        rel = _relative(raw, yaml_path, f"{field}[{i}]")
+        src = folder / rel
+        if src.exists():
+            out.append(FileMapping(src=src.resolve(), dest=rel))
+        else:
+            missing.append(rel)
+    return out
 
 
 def load(path: Path) -> TaskSpec:
@@ -130,23 +65,49 @@ def load(path: Path) -> TaskSpec:
         raise TaskLoadError(yaml_path, TASK_FILE, "missing")
     raw = markdown.load_yaml(yaml_path, markdown.read_text(yaml_path), TASK_FILE)
     t = validated(TaskYaml, raw, yaml_path)
-    prompt = t.prompt_obj()
-    bases = paths.search_bases(folder)
-    fixtures = [paths.resolve(f, folder, yaml_path, f"environment.fixtures[{i}]", bases)
-                for i, f in enumerate(t.environment.fixtures)]
-    rubric = t.judge_rubric if isinstance(t.judge_rubric, str) else yaml.safe_dump(t.judge_rubric, sort_keys=False)
+    problems = consistency_problems(t)
+    if problems:
+        field, problem = problems[0]
+        more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise TaskLoadError(yaml_path, field, problem + more)
+    if not t.prompt.text.strip():
+        raise TaskLoadError(yaml_path, "prompt.text", "empty")
+    missing: list[str] = []
+    workspace = _mappings(t.agent_files(), folder, yaml_path, "sandbox_files", missing)
+    grading = _mappings(t.sandbox_grader_files, folder, yaml_path, "sandbox_grader_files", missing)
+    for i, f in enumerate(t.local_grader_files):
+        _relative(f, yaml_path, f"local_grader_files[{i}]")
+    root = resolve_checkout(None, folder)
+    code_dir = root / "tasks" / folder.name if root is not None else None
+    grader_file = code_dir / GRADER_FILE if code_dir is not None else None
+    extra: dict[str, Any] = {
+        "task_dir": folder.name,
+        "checkout": str(root) if root is not None else None,
+        "missing_files": missing,
+        "multi_turn": t.user_agent.enabled,
+        "services": [s.name for s in t.services],
+        # the checkout's task folder holds the grader and the answers: never for the agent
+        "grading_only_paths": [str(code_dir)] if code_dir is not None and code_dir.is_dir() else [],
+    }
+    if grader_file is not None and grader_file.is_file():
+        grader = GraderSpec(source_file=grader_file, entry="grade")
+    else:
+        grader = GraderSpec(inline_code=f"# graded by the CLAW-Eval checkout's tasks/{folder.name}/{GRADER_FILE}\n",
+                            entry="grade")
+    setup_error = None
+    try:
+        checkout_of(extra)
+    except Exception as e:  # CodeMissing: the task loads, its trials end as a setup error saying what to do
+        setup_error = str(e)
     data = dict(
-        id=t.task_id, name=t.task_name or t.task_id, category=t.category, format=NAME,
-        source_path=folder, difficulty=t.difficulty, tags=t.tags,
-        prompt=prompt.text, language=prompt.language, attachments=prompt.attachments,
+        setup_error=setup_error,
+        id=t.task_id, name=t.task_name or t.task_id, category=t.category or "uncategorized", format=NAME,
+        source_path=folder, difficulty=t.difficulty, tags=t.tags, prompt=t.prompt.text,
+        language=t.prompt.language, attachments=t.prompt.attachments,
         timeout_seconds=t.environment.timeout_seconds, max_turns=t.environment.max_turns,
-        workspace=paths.mappings(t.sandbox_files, folder, yaml_path, "sandbox_files"),
-        services=[s.spec() for s in t.services], fixtures=fixtures, tools=t.tools, tool_endpoints=t.tool_endpoints,
-        judge_rubric=rubric, grader=grader(folder),
-        grading_files=paths.mappings(t.sandbox_grader_files, folder, yaml_path, "sandbox_grader_files"),
-        reference_solution=reference_solution(folder, yaml_path, t.reference_solution),
-        safety_checks=t.safety_checks, expected_actions=t.expected_actions,
-        env_snapshot_files=t.env_snapshot_files, env_snapshot_commands=t.env_snapshot_commands,
+        workspace=workspace, tools=[x.model_dump() for x in t.tools], judge_rubric=t.judge_rubric,
+        grader=grader, grading_files=grading, env_snapshot_files=t.env_snapshot_files,
+        env_snapshot_commands=t.env_snapshot_commands, extra=extra,
     )
     return validated(TaskSpec, data, yaml_path, _yaml_field)
 
@@ -156,3 +117,30 @@ def _yaml_field(f: str) -> str:
     return {"id": "task_id", "name": "task_name", "prompt": "prompt.text", "timeout_seconds":
             "environment.timeout_seconds", "workspace": "sandbox_files", "grading_files": "sandbox_grader_files"
             }.get(head, f)
+
+
+def task_yaml(task_dir: Path) -> TaskYaml:
+    """The task.yaml of a task folder (trial and grading side), validated."""
+    p = Path(task_dir) / TASK_FILE
+    return validated(TaskYaml, markdown.load_yaml(p, markdown.read_text(p), TASK_FILE), p)
+
+
+def checkout_of(extra: dict[str, Any], explicit: Optional[str] = None) -> Path:
+    """The run's checkout for a task (explicit setting / env first, then what load found), or TaskLoadError-like
+    CodeMissing with what to do."""
+    from .grading import CodeMissing
+    from .checkout import missing_parts
+
+    named = resolve_checkout(explicit)
+    root = named or (Path(extra["checkout"]) if extra.get("checkout") else None)
+    if root is None:
+        raise CodeMissing("CLAW-Eval tasks run with the benchmark's own code (grader classes, the claw_eval "
+                          "package, mock_services/), which these task files do not include: point the run at a "
+                          "checkout of claw-eval/claw-eval (--claw-eval DIR, or $CLAWKUBE_CLAWEVAL_CHECKOUT), or "
+                          "run the tasks from the checkout's tasks/ folder")
+    gaps = missing_parts(root)
+    if gaps:
+        raise CodeMissing(f"{root} is not a CLAW-Eval checkout: missing {', '.join(gaps)}")
+    if not (root / "tasks" / extra["task_dir"] / TASK_FILE).is_file():
+        raise CodeMissing(f"the checkout {root} has no tasks/{extra['task_dir']}/{TASK_FILE}")
+    return root

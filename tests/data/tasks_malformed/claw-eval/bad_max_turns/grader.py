@@ -1,2 +1,0 @@
-def grade(transcript, workspace_path):
-    return {'completion': 0.0}

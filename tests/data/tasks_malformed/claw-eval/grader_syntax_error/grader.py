@@ -1,2 +1,0 @@
-def grade(transcript:
-    return {}
