@@ -3,6 +3,7 @@ it read other tasks' grading bundles or the runner's environment, write into the
 behind that outlives grading."""
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 import uuid
@@ -47,7 +48,15 @@ def _attack(tmp_path: Path, mode: str, monkeypatch) -> tuple[dict[str, float], P
     make_task(root, task_id="other")
     out = root / "out"
     marker = f"clawkube-leftover-{uuid.uuid4().hex}"
-    o = run(root / "tasks", out, [_solution(out, marker)], mode=mode)
+    # the runner's key in a process's initial environment, as a deployed runner has it (/proc/PID/environ shows
+    # only that: setenv in this test process would not, and whether a helper the runner starts later inherits it
+    # depends on test order)
+    holder = subprocess.Popen(["sleep", "600"], env={**os.environ, "CLAWKUBE_TEST_RUNNER_SECRET": ENV_SECRET})
+    try:
+        o = run(root / "tasks", out, [_solution(out, marker)], mode=mode)
+    finally:
+        holder.kill()
+        holder.wait()
     r = next(x for x in o.results if x.task_id == "answer")
     assert r.score is not None, r.error_message
     return r.score.criteria, out, marker
