@@ -7,9 +7,11 @@
    (the runner's default backend: bwrap when root). Both are measured in alternating rounds within one run, so
    machine noise hits both alike.
    Target: ratio < 1.5.
-2. Throughput: trials/s of the local runner with --parallel 1, 2, 4 on the sample tasks (`tasks/`), nop agent.
+2. Sandbox cost: the same runner trials with the agent and the grader sandboxed (bwrap) and unsandboxed (`none`),
+   in alternating rounds within one run: ratio sandboxed / unsandboxed per trial. Target: <= 1.5.
+3. Throughput: trials/s of the local runner with --parallel 1, 2, 4 on the sample tasks (`tasks/`), nop agent.
 
-3. With `--upstream DIR` (a checkout of EvoClawBench): per-trial time against EvoClawBench's own local runner on
+4. With `--upstream DIR` (a checkout of EvoClawBench): per-trial time against EvoClawBench's own local runner on
    the same shared-corpus tasks, do-nothing agent, 2 workers, side by side in alternating rounds
    (bench/overhead_evoclaw.py). Target: ratio <= 2. `--only-upstream` runs just that.
 
@@ -88,10 +90,11 @@ def run_spec(tasks: Path, trials: int, parallel: int) -> BenchmarkRunSpec:
                             parallelism=parallel, retry=RetryPolicy(grading_error=1))
 
 
-def runner_trial_seconds(tasks: Path, out: Path, trials: int) -> tuple[list[float], dict[str, float]]:
+def runner_trial_seconds(tasks: Path, out: Path, trials: int, mode: str = "auto"
+                         ) -> tuple[list[float], dict[str, float]]:
     """Per-trial wall seconds at parallelism 1 (gaps between consecutive results) and mean phase seconds."""
     stamps: list[float] = []
-    runner = LocalRunner(run_spec(tasks, trials, 1), out, progress=None, fresh=True,
+    runner = LocalRunner(run_spec(tasks, trials, 1), out, progress=None, fresh=True, sandbox_mode=mode,
                          on_result=lambda r: stamps.append(time.perf_counter()))
     stamps.append(time.perf_counter())
     outcome = runner.run()
@@ -142,6 +145,30 @@ def overhead(trials: int, rounds: int, files: int, file_bytes: int) -> dict:
                 "grader_alone_seconds_median": round(grader_med, 4),
                 "ratio": round(runner_med / grader_med, 3),
                 "phase_seconds_mean": {k: round(statistics.mean(v), 4) for k, v in phase_sums.items()}}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def sandbox_cost(trials: int, rounds: int, files: int, file_bytes: int) -> dict:
+    """Runner seconds per trial with bwrap vs with no sandbox, alternating rounds in one run."""
+    root = Path(tempfile.mkdtemp(prefix="clawkube-bench-sandbox-"))
+    try:
+        tasks = make_task(root, files, file_bytes)
+        times: dict[str, list[float]] = {"bwrap": [], "none": []}
+        phases_by: dict[str, dict[str, list[float]]] = {"bwrap": {}, "none": {}}
+        for r in range(rounds):
+            for mode in (("bwrap", "none") if r % 2 == 0 else ("none", "bwrap")):
+                per_trial, phase = runner_trial_seconds(tasks, root / f"{mode}{r}", trials + 1, mode)
+                times[mode] += per_trial
+                for k, v in phase.items():
+                    phases_by[mode].setdefault(k, []).append(v)
+        med = {m: statistics.median(v) for m, v in times.items()}
+        return {"trials_per_round": trials, "rounds": rounds,
+                "sandboxed_trial_seconds_median": round(med["bwrap"], 4),
+                "unsandboxed_trial_seconds_median": round(med["none"], 4),
+                "ratio": round(med["bwrap"] / med["none"], 3),
+                "phase_seconds_mean": {m: {k: round(statistics.mean(v), 4) for k, v in ph.items()}
+                                       for m, ph in phases_by.items()}}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -201,11 +228,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"overhead: runner {ov['runner_trial_seconds_median'] * 1000:.0f} ms/trial vs grader alone "
           f"{ov['grader_alone_seconds_median'] * 1000:.0f} ms -> ratio {ov['ratio']:.2f} (target < 1.5)")
     print("  phases (mean s): " + ", ".join(f"{k} {v:.3f}" for k, v in ov["phase_seconds_mean"].items()))
+    sc = None
+    if sandbox.namespace_mode_available():
+        sc = sandbox_cost(args.trials, args.rounds, args.files, args.file_bytes)
+        print(f"sandbox cost: runner {sc['sandboxed_trial_seconds_median'] * 1000:.0f} ms/trial sandboxed (bwrap) vs "
+              f"{sc['unsandboxed_trial_seconds_median'] * 1000:.0f} ms unsandboxed -> ratio {sc['ratio']:.2f} "
+              "(target <= 1.5)")
+        for m, ph in sc["phase_seconds_mean"].items():
+            print(f"  phases {m} (mean s): " + ", ".join(f"{k} {v:.3f}" for k, v in ph.items()))
+    else:
+        print("sandbox cost: not measured (the bwrap backend is unavailable here: "
+              f"{sandbox.ex.backend('bwrap').unavailable()})")
     tp = throughput(Path(args.tasks), args.tput_trials, [int(p) for p in args.parallel.split(",")])
     for p, v in tp["by_parallel"].items():
         print(f"throughput --parallel {p}: {v['trials']} trials in {v['seconds']:.1f}s = "
               f"{v['trials_per_second']:.2f} trials/s (x{v.get('speedup', 1):.2f})")
-    figures.update({"overhead": ov, "throughput": tp, "loadavg_at_end": os.getloadavg(), "nproc": os.cpu_count()})
+    figures.update({"overhead": ov, "sandbox_cost": sc, "throughput": tp, "loadavg_at_end": os.getloadavg(),
+                    "nproc": os.cpu_count()})
     print(f"load average at the end: {figures['loadavg_at_end'][0]:.1f} on {figures['nproc']} CPUs")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))

@@ -1,8 +1,11 @@
 """The lifecycle inside cluster pods: `clawkube pod agent` and `clawkube pod grade`.
 
 Both run the very phases the local runner runs (lifecycle/phases.py). The pod itself is the agent's sandbox
-(no grading-only volume is mounted in it), so the in-process sandbox mode is `none` and results record
-`firewall: pod`. Each pod reads its settings from its environment (contracts/pod_env.PodEnv, the model the
+(no grading-only volume is mounted in it), so the in-process sandbox backend is `pod` (execution/pod.py: each
+agent-side process tree in pid/user/mount namespaces of its own, so it cannot outlive its phase or signal this
+supervisor; capture and the termination message come after it is gone) and results record `firewall: pod`.
+The grading pod runs its probes and grader with the same backend: they cannot see the supervisor's process (its
+environment holds the artifact store's keys when grants are not presigned) nor outlive grading. Each pod reads its settings from its environment (contracts/pod_env.PodEnv, the model the
 operator's pod specs are written with), uploads its --out folder to $CLAWKUBE_ARTIFACT_URI (when set) and writes
 a one-line JSON summary to its termination message (contracts/termination.py), which the operator reads into
 TaskTrial status.
@@ -54,6 +57,8 @@ from .skills.hashing import hashes
 from .skills.hashing import report as skill_report
 from .skills.phase_args import phase_args
 from .skills.writing import phase_manifest, write_skills
+
+POD_BACKEND = "pod"  # execution/pod.py: agent and grader process trees in namespaces of their own
 
 
 def _store_for(uri: str):
@@ -199,7 +204,7 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
     scratch = ws.parent
     dirs = phases.TrialDirs(bundle=bdir, workspace=ws, home=scratch / "home", skills=scratch / "skills",
                             out=out, grading=scratch / "unused").for_manifest(m)
-    iso = phases.Isolation(mode="none")
+    iso = phases.Isolation(mode=POD_BACKEND)
     pm = phase_manifest(m, phase_of(_mode(penv, stage), stage.name))  # the prompt as the mode puts it
     authored = None
     if penv.skills_uri:  # PreSkill/PostSkill: only the skills the last stage wrote
@@ -256,7 +261,7 @@ def _write_skills(stage: trial_plan.Stage, penv: PodEnv, scratch: Path, out: Pat
         out.mkdir(parents=True, exist_ok=True)
         workspace.write_json(out / "first_run_context.json", context)
     _, ap, created = write_skills(phase_of(_mode(penv, stage), stage.name), scratch / stage.name, out, bdir, m, agent,
-                                  model, agent_args, env, phases.Isolation(mode="none"), timeout, context)
+                                  model, agent_args, env, phases.Isolation(mode=POD_BACKEND), timeout, context)
     workspace.write_json(out / "created_skills.json", [c.model_dump() for c in created])
     summary.created_skills = [c.name for c in created]
     summary.skill_quality = scan.skill_quality(created)
@@ -278,9 +283,10 @@ def main_grade(args: argparse.Namespace) -> int:
                                 skills=scratch / "skills", out=out, grading=scratch)
         m = bundles.read_grading_manifest(gdir)
         env = task_env(m.env, dict(os.environ))
-        ws, m = phases.firewall(dirs, gdir, env)
+        iso = phases.Isolation(mode=POD_BACKEND)  # the grader cannot see this process (nor its store keys)
+        ws, m = phases.firewall(dirs, gdir, env, iso)
         score = phases.grade(dirs, gdir, ws, m, {**env, **task_env([judges.KEY_ENV], dict(os.environ))},
-                             judge=_env().judge_config())
+                             judge=_env().judge_config(), iso=iso)
         summary.score = score
     except GradingError as e:
         summary.error_kind, summary.error_message = ErrorKind.GRADING_ERROR, str(e)

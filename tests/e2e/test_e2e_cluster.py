@@ -320,6 +320,9 @@ def check_artifacts(st: Stack, run: str, trials: list[dict[str, Any]], several_m
         if status.get("agent") is not None:
             for f in ("transcript.jsonl", "usage.json", "workspace.tar.gz"):
                 assert f"{base}a{a}/agent/{f}" in keys, f"{base}a{a}/agent/{f} missing: {sorted(keys)}"
+            if not several_modes or f"{base}a{a}/agent/agent.exec.json" in keys:  # the agent ran under the pod's
+                execd = st.s3_json(f"{base}a{a}/agent/agent.exec.json")  # supervisor backend: cannot outlive it
+                assert execd["backend"] == "pod" and {"pid-namespace", "sweep"} & set(execd["limits_enforced"]), execd
         if status["state"] == "succeeded":
             assert result["score"]["score"] == pytest.approx(status["score"]["score"])
             assert st.s3_json(base + "score.json")["score"] == pytest.approx(status["score"]["score"])

@@ -2,7 +2,9 @@
 
 Each harness is the tested version from npm / PyPI (`clawkube harness install`, which tests/run-tests.sh runs
 first; here it is a no-op when they are there). One trial per harness: the scripted model calls the harness's
-own file tool to write answer.txt; the test checks the score, the file in the workspace snapshot, the tool call
+own file tool to write answer.txt. Where the bwrap backend is available (root), the harness runs in it: its install
+(`Invocation.read_paths`) seen read-only, its own network namespace where the model server on the host's 127.0.0.1
+is forwarded in, a per-trial uid. The test checks the sandbox it ran in, the score, the file in the workspace snapshot, the tool call
 in the transcript, the tokens against what the server reported, and the request the harness sent (model name,
 key, task prompt). A harness that is not installed fails the test, unless its registry cannot be reached: then
 it is skipped with that reason.
@@ -20,12 +22,14 @@ from pathlib import Path
 import pytest
 
 from clawkube.agents import install
+from clawkube.lifecycle.sandbox import namespace_mode_available
 from clawkube.modelserver import Script, ServerThread
 
 from .scenario import ANSWER, EXPECTED_TOOL, PROMPT, SCRIPT, make_task
 
 REGISTRY = {"npm": "https://registry.npmjs.org/", "pypi": "https://pypi.org/simple/"}
 KEY = "sk-clawkube-test"
+SANDBOX = "bwrap" if namespace_mode_available() else "none"  # without it the harness still runs, unsandboxed
 
 
 def _reachable(registry: str) -> bool:
@@ -56,7 +60,7 @@ def test_real_harness_scores_with_its_own_tool(harness, tmp_path):
     with ServerThread(script) as server:
         r = subprocess.run([sys.executable, "-m", "clawkube", "run", "--tasks", str(tasks), "--agent", harness,
                             "--model", "scripted", "--api-base-url", server.url, "--api-key-env", "SCRIPTED_KEY",
-                            "--out", str(out), "--quiet"],
+                            "--out", str(out), "--quiet", "--sandbox", SANDBOX],
                            env={**_env(), "SCRIPTED_KEY": KEY}, capture_output=True, text=True, timeout=600)
         log = server.requests()
     trial = out / "trials" / "harness-answer" / "0"
@@ -65,6 +69,9 @@ def test_real_harness_scores_with_its_own_tool(harness, tmp_path):
     assert result["score"] is not None and result["score"]["score"] == 1.0, (r.stdout[-2000:], r.stderr[-2000:],
                                                                             result, stderr)
     assert result["error_kind"] is None, (result, stderr)
+    # it ran in the sandbox: the model server was reached from the sandbox's own network namespace
+    execd = json.loads((trial / "agent.exec.json").read_text())
+    assert result["firewall"] == SANDBOX and execd["backend"] == SANDBOX, (result["firewall"], execd)
 
     # the harness sent the task to our model, with our model name and key, and got the tool call
     main = [e for e in log if e.reply_name not in ("side", None)]

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from clawkube.agents.registry import get_agent
 from clawkube.k8s.podspec import PodParams, agent_pod, grade_pod
 from clawkube.runspec import BenchmarkRunSpec
 from clawkube.settings import Settings, SettingsError
@@ -31,10 +32,43 @@ def test_model_api_secret_reaches_only_the_agent_container(harness):
     svc = ServiceSpec(name="mail", command=["python", "-m", "clawkube.services", "mail"], port=8025)
     pod = agent_pod(_params(harness, services=(svc,)))
     agent, *sidecars = pod["spec"]["containers"]
-    assert agent["name"] == "agent" and agent["envFrom"] == [{"secretRef": {"name": "model-keys"}}]
-    assert sidecars and all("envFrom" not in c for c in sidecars)
-    assert all("envFrom" not in c for c in pod["spec"]["initContainers"])
+    assert agent["name"] == "agent" and "envFrom" not in agent  # never the whole Secret
+    names = get_agent(harness).credential_env
+    assert names and _from_secret(agent, "model-keys") == {k: k for k in names}  # each key the harness reads
+    assert all(e["valueFrom"]["secretKeyRef"]["optional"] is True for e in agent["env"]
+               if e.get("valueFrom", {}).get("secretKeyRef", {}).get("name") == "model-keys")
+    assert sidecars and all("model-keys" not in json.dumps(c) for c in sidecars)
+    assert all("model-keys" not in json.dumps(c) for c in pod["spec"]["initContainers"])
     assert "model-keys" not in json.dumps(grade_pod(_params(harness, name="tr-a1-grade"), "s3://b/p/agent/"))
+
+
+def _from_secret(container: dict, secret: str) -> dict[str, str]:
+    """env name -> Secret key, for the container's variables taken from `secret`."""
+    assert all(s.get("secretRef", {}).get("name") != secret for s in container.get("envFrom", []))
+    return {e["name"]: e["valueFrom"]["secretKeyRef"]["key"] for e in container["env"]
+            if e.get("valueFrom", {}).get("secretKeyRef", {}).get("name") == secret}
+
+
+@pytest.mark.parametrize("harness", ["hermes", "codex", "claude-code"])
+def test_the_judge_key_in_the_model_api_secret_never_reaches_the_agent(harness):
+    """The judge's key kept in the same Secret as the model keys: the grading pod gets it, the agent pod does not,
+    even when the harness would read a variable of that very name (hermes: OPENROUTER_API_KEY)."""
+    judge_key = get_agent(harness).credential_env[0]
+    run_spec = BenchmarkRunSpec.model_validate({
+        "tasks": {"inline": []}, "agent": {"harness": harness},
+        "judge": {"baseUrl": "http://judge.example/v1", "model": "j1",
+                  "apiKeySecret": {"name": "model-keys", "key": judge_key}}})
+    agent = agent_pod(_params(harness, run_spec=run_spec))["spec"]["containers"][0]
+    got = _from_secret(agent, "model-keys")
+    assert judge_key not in got.values() and set(got) == set(get_agent(harness).credential_env) - {judge_key}
+    grading = grade_pod(_params(harness, name="tr-a1-grade", run_spec=run_spec), "s3://b/p/agent/")
+    assert judge_key in _from_secret(grading["spec"]["containers"][0], "model-keys").values()
+    # a judge key in a Secret of its own does not take anything from the agent
+    other = BenchmarkRunSpec.model_validate({**run_spec.model_dump(by_alias=True, exclude_none=True),
+                                             "judge": {"baseUrl": "http://judge.example/v1", "model": "j1",
+                                                       "apiKeySecret": {"name": "judge-keys", "key": judge_key}}})
+    assert set(_from_secret(agent_pod(_params(harness, run_spec=other))["spec"]["containers"][0],
+                            "model-keys")) == set(get_agent(harness).credential_env)
 
 
 @pytest.mark.parametrize("harness", ["oracle", "nop", "script"])
@@ -44,7 +78,8 @@ def test_harnesses_without_credentials_get_no_model_api_secret(harness):
 
 
 def test_no_secret_configured_no_env_from():
-    assert "envFrom" not in agent_pod(_params(model_api_secret=None))["spec"]["containers"][0]
+    c = agent_pod(_params(model_api_secret=None))["spec"]["containers"][0]
+    assert "envFrom" not in c and "model-keys" not in json.dumps(c)
 
 
 def test_harness_images_from_env_and_image_choice():
@@ -100,7 +135,7 @@ def test_actuator_creates_agent_pods_with_the_settings(run_image, harness, want)
     assert failed == 0
     agent, grade = kube.pods
     assert agent["spec"]["containers"][0]["image"] == want and agent["spec"]["runtimeClassName"] == "gvisor"
-    assert ("envFrom" in agent["spec"]["containers"][0]) == (harness == "codex")
+    assert bool(_from_secret(agent["spec"]["containers"][0], "model-keys")) == (harness == "codex")
     assert grade["spec"]["containers"][0]["image"] == "reg/grader:3"
     assert "runtimeClassName" not in grade["spec"] and "model-keys" not in json.dumps(grade)
 

@@ -78,3 +78,32 @@ def test_the_agent_runs_as_its_own_uid_without_capabilities(tmp_path: Path):
     assert a[0] != "0" and b[0] != "0" and a[0] != b[0], (a, b)  # not root, and a uid per trial
     assert a[2] == b[2] == "0000000000000000"
     assert os.geteuid() == 0
+
+
+def test_a_harness_install_is_seen_read_only_and_nothing_beside_it(tmp_path: Path):
+    """A harness's install (`Invocation.read_paths`) is visible to the agent, executable and read-only; a folder
+    next to it is not visible at all."""
+    from clawkube.lifecycle.sandbox import AgentBox, Isolation, base_env
+
+    root = world_root(tmp_path)
+    tool = root / "install" / "bin" / "harness"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\necho harness-ran\n")
+    tool.chmod(0o755)
+    (root / "beside").mkdir()
+    (root / "beside" / "answer.txt").write_text(SECRET)
+    trial = root / "trial"
+    for d in ("workspace", "home", "skills", "scratch"):
+        (trial / d).mkdir(parents=True)
+    probe = (f"{tool}; touch {tool.parent}/planted 2>&1 | grep -c 'Read-only'; "
+             f"cat {root}/beside/answer.txt 2>&1 | grep -c 'No such file'")
+    with AgentBox(Isolation(mode="bwrap"), workspace=trial / "workspace", home=trial / "home",
+                  skills=trial / "skills", scratch=trial / "scratch", read_paths=[root / "install"]) as box:
+        r = box.run(["sh", "-c", probe], env=base_env(box.inside(trial / "home"), {}), timeout=30)
+    assert r.stdout.split() == ["harness-ran", "1", "1"], (r.stdout, r.stderr)
+    assert not (tool.parent / "planted").exists()
+    # control: without the install in read_paths the harness is not there to run
+    with AgentBox(Isolation(mode="bwrap"), workspace=trial / "workspace", home=trial / "home",
+                  skills=trial / "skills", scratch=trial / "scratch") as box:
+        r = box.run([str(tool)], env=base_env(box.inside(trial / "home"), {}), timeout=30)
+    assert not r.ok and "harness-ran" not in r.stdout

@@ -5,13 +5,15 @@
                                                                   writable=True)])) as sb:
         r = sb.exec(ExecSpec(argv=["ls"], cwd="/tmp_workspace", limits=Limits(timeout=10)))
 
-Models: execution/spec.py. Backends and registry: execution/base.py; `bwrap` (bwrap.py), `none` (host.py).
+Models: execution/spec.py. Backends and registry: execution/base.py; `bwrap` (bwrap.py), `none` (host.py),
+`pod` (pod.py: inside trial pods).
 What a sandbox sees: execution/view.py.
 """
 from .base import AUTO, Sandbox, SandboxUnavailable, backend, backends, open_sandbox, register, resolve, run_once
 from .spec import (SANDBOX_UID, Endpoint, ExecResult, ExecSpec, Limits, Mount, Network, SandboxSpec, User)
 from . import bwrap as _bwrap  # noqa: F401  (registers the built-in backends)
 from . import host as _host  # noqa: F401
+from . import pod as _pod  # noqa: F401
 from .output import decode
 from .uids import UidLease, claim_uid
 

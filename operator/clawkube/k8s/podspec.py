@@ -66,7 +66,7 @@ class PodParams:
     service_account: Optional[str] = None
     services: tuple[ServiceSpec, ...] = ()  # the task's mock services: sidecars of the agent pod
     runtime_class: Optional[str] = None  # agent pods' runtimeClassName
-    model_api_secret: Optional[str] = None  # Secret -> env (envFrom) of the agent container
+    model_api_secret: Optional[str] = None  # Secret: the harness's credential keys -> env of the agent container
     stage: str = "execution"  # agent pods: execution | authoring | first_run | summary
     skills_uri: Optional[str] = None  # execution pods of PreSkill/PostSkill: the authored skills
     first_run_uri: Optional[str] = None  # summary pods: the first run's agent artifacts
@@ -159,8 +159,8 @@ def agent_pod(p: PodParams) -> dict[str, Any]:
     pod = _pod(p, "agent", p.spec.agent_bundle, f"{ROOT}/bundle", argv, env + _s3_env(p))
     if p.runtime_class:
         pod["spec"]["runtimeClassName"] = p.runtime_class
-    if p.model_api_secret and _calls_a_model(a.harness):
-        pod["spec"]["containers"][0]["envFrom"] = [{"secretRef": {"name": p.model_api_secret}}]
+    if p.model_api_secret:
+        pod["spec"]["containers"][0]["env"] += model_api_secret_env(p.model_api_secret, a.harness, p.run_spec.judge)
     pod["spec"]["containers"][0]["env"] += model_api_env(a.api)
     if p.services and p.stage in ("execution", "first_run"):
         _add_service_sidecars(pod, p)
@@ -179,13 +179,19 @@ def model_api_env(api) -> list[dict[str, Any]]:
     return env
 
 
-def _calls_a_model(harness: str) -> bool:
-    """Whether the harness passes API credentials to its process (`Agent.credential_env`); an unknown
-    harness counts as one (its pod fails on the name anyway)."""
+def model_api_secret_env(secret: str, harness: str, judge) -> list[dict[str, Any]]:
+    """The operator's model API Secret (Settings.model_api_secret) for the agent container: only the keys named
+    by the harness's `Agent.credential_env`, each on its own (optional: a key the Secret lacks stays unset), never
+    the Secret as a whole (envFrom), so that other keys in it, such as the judge's, never reach an agent. A key
+    the run's judge takes from this same Secret is left out even when the harness would read that name."""
     try:
-        return bool(get_agent(harness).credential_env)
-    except KeyError:
-        return True
+        names = get_agent(harness).credential_env
+    except KeyError:  # an unknown harness: its pod fails on the name anyway; it gets nothing
+        return []
+    ref = getattr(judge, "api_key_secret", None)
+    judge_key = ref.key if ref is not None and ref.name == secret else None
+    return [{"name": k, "valueFrom": {"secretKeyRef": {"name": secret, "key": k, "optional": True}}}
+            for k in names if k != judge_key]
 
 
 SIDECAR_RESOURCES = {"cpu": "100m", "memory": "128Mi"}

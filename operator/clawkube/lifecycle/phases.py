@@ -12,6 +12,7 @@ Processes run through lifecycle/sandbox.py, i.e. the execution interface (clawku
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -332,8 +333,10 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
     req_path.write_text(req.model_dump_json())
     limit = timeout or m.timeout_seconds
     pkg, pythonpath = sandbox.package_mount()
-    genv = sandbox.base_env("/tmp", {**env, "PYTHONPATH": pythonpath})
-    r = sandbox.run_grading(iso, [sys.executable, "-m", "clawkube.lifecycle.grader_main", str(req_path)], cwd=str(run),
+    # -S: no site start-up code (.pth files) in the grading process; its packages from site_paths() instead
+    genv = sandbox.base_env("/tmp", {**env, "PYTHONPATH": os.pathsep.join([pythonpath, *sandbox.site_paths()])})
+    r = sandbox.run_grading(iso, [sys.executable, "-S", "-m", "clawkube.lifecycle.grader_main", str(req_path)],
+                            cwd=str(run),
                             env=genv, timeout=limit, workspace=grading_ws, workspace_mount=mount,
                             inputs=[grading_bundle_dir, dirs.out / "transcript.jsonl", dirs.audit,
                                     dirs.out / "env_snapshot.json", inbox, pkg,

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import re
+import site
+import sys
 from pathlib import Path
 from typing import Optional, Union
 
@@ -254,6 +256,17 @@ def package_mount() -> tuple[Path, str]:
     """The clawkube package folder and the PYTHONPATH entry under which a sandboxed process imports it."""
     pkg = Path(__file__).resolve().parents[1]
     return pkg, str(pkg.parent)
+
+
+def site_paths() -> list[str]:
+    """The import folders `site` gave this interpreter (site-packages and the folders its .pth files name), in
+    order: the PYTHONPATH of a process started with `python -S`, which then imports the same packages without
+    running the .pth files' start-up code (a large part of an interpreter's start: the grading process starts
+    once per trial). Packages that need a .pth file's code at start-up (old-style namespace packages) are not
+    supported in grading processes."""
+    sites = [*site.getsitepackages(), site.getusersitepackages()]
+    first = next((i for i, p in enumerate(sys.path) if p in sites), len(sys.path))
+    return [p for p in sys.path[first:] if p and os.path.isdir(p)]
 
 
 def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, mode: str = "auto",

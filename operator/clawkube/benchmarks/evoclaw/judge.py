@@ -17,8 +17,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Protocol
@@ -192,6 +190,8 @@ def transient(message: str) -> bool:
 
 def chat(cfg: Judge, text: str, timeout: float = CALL_TIMEOUT) -> str:
     """One chat-completions request; the reply's text. Raises JudgeUnavailable."""
+    import urllib.error  # here, not at the top: the grading process of an automated task never loads urllib/http
+    import urllib.request
     url = (cfg.base_url or DEFAULT_BASE_URL).rstrip("/") + "/chat/completions"
     body = json.dumps({"model": cfg.model, "messages": [{"role": "user", "content": text}],
                        "temperature": 0.0}).encode()

@@ -101,6 +101,21 @@ def trial_facts(r: TrialResult) -> mode_metrics.TrialFacts:
         created_skills=[s.get("name", "") for s in d.get("created_skills") or []])
 
 
+_FRONT: dict[tuple[str, int, int], Optional[dict]] = {}
+
+
+def _frontmatter(path: Path) -> Optional[dict]:
+    """A file's frontmatter, read once per version of the file (detect and task_id both need it while a run's
+    selector passes over a corpus)."""
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    if key not in _FRONT:
+        if len(_FRONT) > 4096:
+            _FRONT.clear()
+        _FRONT[key] = markdown.read_frontmatter(path)
+    return _FRONT[key]
+
+
 class EvoClawBench(Benchmark):
     name = loader.NAME
     title = "EvoClawBench"
@@ -115,7 +130,7 @@ class EvoClawBench(Benchmark):
     def detect(self, path: Path) -> bool:
         if path.suffix.lower() != ".md" or not path.is_file():
             return False
-        front = markdown.read_frontmatter(path)
+        front = _frontmatter(path)
         return front is not None and any(k in front for k in _KEYS)
 
     def is_template(self, path: Path) -> bool:
@@ -123,7 +138,7 @@ class EvoClawBench(Benchmark):
         return "template" in path.stem.lower()
 
     def task_id(self, path: Path) -> Optional[str]:
-        front = markdown.read_frontmatter(path)
+        front = _frontmatter(path)
         value = front.get("id") if front else None
         return value if isinstance(value, str) else None
 
