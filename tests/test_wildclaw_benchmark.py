@@ -195,6 +195,60 @@ def test_the_judge_reaches_the_grader_as_openrouter_settings_and_never_the_agent
     assert [e["content"].strip() for e in events if e["type"] == "tool_result"] == ["0"]
 
 
+# --- the benchmark's container: warmup servers into grading, ~/skills, /app ----------------------------------------------
+
+SERVER = """
+import http.server, sys
+hits = []
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        hits.append(self.path); self.send_response(200); self.end_headers()
+    def do_GET(self):
+        body = ",".join(hits).encode(); self.send_response(200); self.end_headers(); self.wfile.write(body)
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+CONTAINER_GRADER = """
+import json, urllib.request
+from pathlib import Path
+audit = urllib.request.urlopen("http://127.0.0.1:%d/audit", timeout=10).read().decode()
+home = Path.home()
+return {"overall_score": 1.0,
+        "audit": audit,
+        "app": (Path("/app") / "question.txt").read_text(),
+        "app_has_gt": (Path("/app") / "gt").exists(),
+        "skill": (home / "skills" / "helper" / "SKILL.md").is_file(),
+        "cloned": (home / "skills" / "cloned" / "README.md").is_file(),
+        "ws": (Path(workspace_path) / "question.txt").read_text()}
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the bwrap sandbox needs root")
+def test_warmup_servers_live_into_grading_and_graders_see_home_skills_and_app(tmp_path):
+    """As in the benchmark's container: a server the warmup starts in the background (as root) is reached by the
+    agent and, after the agent's run, by the grader at the same loopback address; the agent's skills are ~/skills
+    (where it may add one), the grader's HOME is the agent's, and /app is the task's exec/ as handed over."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    task = make_benchmark(tmp_path, body=CONTAINER_GRADER % port)
+    ws = tmp_path / "workspace/07_Test/task_1_answer"
+    (ws / "exec" / "server.py").write_text(SERVER)
+    task.write_text(task.read_text().replace("# nothing to warm up",
+                                             f"python3 /tmp_workspace/server.py {port} &\nsleep 1"))
+    cmds = [f"python3 -c \"import urllib.request as u; u.urlopen(u.Request('http://127.0.0.1:{port}/agent', "
+            "data=b'x'))\"",
+            "echo changed > /tmp_workspace/question.txt",
+            "mkdir -p ~/skills/cloned && echo x > ~/skills/cloned/README.md",
+            "echo sneaky > /app/question.txt || true"]
+    (r,) = LocalRunner(spec(tmp_path, commands=cmds), tmp_path / "out", progress=None).run().results
+    assert r.score is not None, r.error_message
+    assert r.score.details["grader_fields"] == {"audit": "/agent", "app": "six times seven?\n", "ws": "changed\n"}
+    assert r.score.criteria == {"app_has_gt": 0.0, "skill": 1.0, "cloned": 1.0}
+
+
 # --- grader output and score, as upstream's runner and summary treat them ---------------------------------------------
 
 @pytest.mark.parametrize("out,final,details", [

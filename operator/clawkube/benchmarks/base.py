@@ -2,7 +2,8 @@
 
 One plugin per benchmark (a module or package under `clawkube/benchmarks/`, registered in `registry.py`) owns:
 - recognising its tasks on disk (`detect`, `is_template`) and loading them into the common `TaskSpec` (`load`);
-- where the agent and the grader see the task workspace (`workspace_mount`) and which task files go into the
+- where the agent and the grader see the task workspace (`workspace_mount`), their HOME, skills and the
+  untouched workspace (`trial_mounts`), and which task files go into the
   agent's workspace and which are grading-only (`workspace_layout`);
 - the grader invocation inside the grading process (`run_grader`, with `grader_kwargs` building its inputs),
   and the modules its graders import (`grader_requirements`, checked by `clawkube validate`);
@@ -32,7 +33,7 @@ from pydantic import BaseModel
 from ..contracts.grading import GradeRequest
 from ..mcp.spec import McpServer
 from ..contracts.judge import Judge
-from ..contracts.manifests import GradingManifest
+from ..contracts.manifests import GradingManifest, TrialMounts
 from ..results.model import Score, TrialResult
 from ..services.evidence import Evidence
 from ..tasks.grader_code import required_args
@@ -151,6 +152,7 @@ class Benchmark(ABC):
     title: ClassVar[str]  # how reports name it
     detect_priority: ClassVar[int] = 50  # lower is asked first; a catch-all format asks last
     workspace_mount: ClassVar[Optional[str]] = None  # where agent and grader see the workspace; None = anywhere
+    trial_mounts: ClassVar[TrialMounts] = TrialMounts()  # more fixed paths of the benchmark's container (HOME, ...)
     grader_requirements: ClassVar[tuple[str, ...]] = ()  # modules the graders import (validate checks them)
     grader_packages: ClassVar[dict[str, str]] = {}  # module -> the pip package that provides it, where they differ
     summary_model: ClassVar[Optional[type[BaseModel]]] = None  # the run-level section `summarize` returns

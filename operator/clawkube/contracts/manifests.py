@@ -9,10 +9,21 @@ from pydantic import BaseModel, Field
 from ..tasks.model import AgentView, ServiceSpec, SubProblem
 
 
+class TrialMounts(BaseModel):
+    """What the benchmark's own container shows of a trial beyond the workspace (its plugin's
+    `Benchmark.trial_mounts`). WildClawBench: the agent's skills are ~/skills, its graders look there (with HOME
+    the agent's), and the task's workspace as handed over is read-only at /app for agent and grader."""
+
+    skills_in_home: Optional[str] = None  # the agent's skills folder is seen at $HOME/<this> (outside-workspace skills)
+    grader_home: bool = False  # the grader sees the agent's home (read-only, skills included) and has it as HOME
+    initial_workspace: Optional[str] = None  # the workspace before the agent ran, read-only at this path for both
+
+
 class AgentManifest(BaseModel):
     view: AgentView
     format: str  # the benchmark plugin's name
     workspace_mount: Optional[str] = None  # where the agent sees its workspace (Benchmark.workspace_mount)
+    mounts: TrialMounts = Field(default_factory=TrialMounts)
     warmup: list[str] = Field(default_factory=list)
     services: list[ServiceSpec] = Field(default_factory=list)
     skills: list[str] = Field(default_factory=list)
@@ -29,6 +40,7 @@ class GradingManifest(BaseModel):
     category: str
     format: str  # the benchmark plugin's name: it composes the score
     workspace_mount: Optional[str] = None  # where the grader sees the workspace (Benchmark.workspace_mount)
+    mounts: TrialMounts = Field(default_factory=TrialMounts)
     entry: str = "grade"
     needs_judge: bool = False  # grading needs the run's LLM judge (Benchmark.needs_judge)
     timeout_seconds: int = 120

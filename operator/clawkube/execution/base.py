@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar, Optional
 
-from .spec import ExecResult, ExecSpec, SandboxSpec
+from .spec import Endpoint, ExecResult, ExecSpec, SandboxSpec
 
 AUTO = "auto"
 PREFERENCE = ("bwrap", "none")  # what `auto` picks: the first available
@@ -44,6 +44,12 @@ class Sandbox(ABC):
     @abstractmethod
     def close(self) -> None:
         """Kill every process still in the sandbox and release it. Idempotent."""
+
+    def services(self) -> list[Endpoint]:
+        """TCP servers listening on the open sandbox's own loopback (e.g. started by its warmup), as endpoints
+        another sandbox may be allowed to reach (`Endpoint.netns`); the sandbox's own forwards are not among them.
+        [] for a backend without its own network."""
+        return []
 
     def __enter__(self) -> "Sandbox":
         self.open()

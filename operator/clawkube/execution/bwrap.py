@@ -32,9 +32,9 @@ from typing import Optional
 from . import view
 from .base import Sandbox, SandboxUnavailable, register
 from .cgroups import Group, runner_group
-from .forward import Forwarder
+from .forward import Forwarder, listening_ports
 from .process import run_tree
-from .spec import ExecResult, ExecSpec, User
+from .spec import Endpoint, ExecResult, ExecSpec, User
 
 START_TIMEOUT = 30.0
 ROOT_CAPS = "+chown,+dac_override,+fowner,+fsetid,+setuid,+setgid,+kill"
@@ -234,6 +234,13 @@ class BwrapSandbox(Sandbox):
         self._pid = json.loads(info)["child-pid"]
         self._proc.stdout.close()
         self._proc.stderr.close()
+
+    def services(self) -> list[Endpoint]:
+        if self._pid is None:
+            return []
+        own = self._fwd.ports if self._fwd is not None else set()
+        netns = f"/proc/{self._pid}/ns/net"
+        return [Endpoint(host="127.0.0.1", port=p, netns=netns) for p in listening_ports(self._pid) if p not in own]
 
     # ---- exec
     def _drop(self, user: User) -> list[str]:

@@ -5,6 +5,8 @@ that namespace (a helper thread enters it with setns(2) just long enough to bind
 it was made in) and serves every connection from the host side:
 - a loopback endpoint 127.0.0.1:P (a trial's service, a local model server, a local judge) listens at the same
   127.0.0.1:P inside, so the URLs the trial hands out work unchanged;
+- a loopback endpoint of another sandbox (`Endpoint.netns`: a server its warmup started) listens at the same
+  address inside and is connected inside that sandbox's namespace;
 - any other endpoint (a remote model API) is reached through one HTTP proxy listening at 127.0.0.1:PROXY_PORT
   inside: CONNECT host:port (HTTPS) or an absolute-form request (plain HTTP) to an allowed endpoint is connected
   from the host; everything else gets 403. The proxy variables are part of `Forwarder.env()`.
@@ -16,7 +18,8 @@ import ctypes
 import os
 import socket
 import threading
-from typing import Optional
+from pathlib import Path
+from typing import Callable, Optional
 from urllib.parse import urlsplit
 
 from .spec import Endpoint
@@ -35,40 +38,83 @@ def _setns(fd: int) -> None:
         raise OSError(e, f"setns: {os.strerror(e)}")
 
 
-def listen_in(netns: str, addrs: list[tuple[str, int]]) -> list[socket.socket]:
-    """Listening TCP sockets bound inside the network namespace file `netns` (e.g. /proc/PID/ns/net)."""
+def _inside(netns: str, work: Callable[[list[socket.socket]], None], what: str) -> list[socket.socket]:
+    """Run `work(made)` in a thread that has entered the network namespace file `netns` (e.g. /proc/PID/ns/net):
+    the sockets it makes belong to that namespace and keep working from any thread. On failure they are closed
+    and OSError says `what` failed."""
     made: list[socket.socket] = []
     errors: list[BaseException] = []
 
-    def work() -> None:  # a thread of its own: setns changes only the calling thread's namespace
-        host = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    def run() -> None:  # a thread of its own: setns changes only the calling thread's namespace
+        here = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
         target = os.open(netns, os.O_RDONLY)
         try:
             _setns(target)
             try:
-                for host_addr, port in addrs:
-                    fam = socket.AF_INET6 if ":" in host_addr else socket.AF_INET
-                    s = socket.socket(fam, socket.SOCK_STREAM)
-                    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                    s.bind((host_addr, port))
-                    s.listen(128)
-                    made.append(s)
+                work(made)
             finally:
-                _setns(host)
+                _setns(here)
         except BaseException as e:  # reported to the caller
             errors.append(e)
         finally:
-            os.close(host)
+            os.close(here)
             os.close(target)
 
-    t = threading.Thread(target=work, name="clawkube-netns")
+    t = threading.Thread(target=run, name="clawkube-netns")
     t.start()
     t.join()
     if errors:
         for s in made:
             s.close()
-        raise OSError(f"cannot listen inside the sandbox's network namespace: {errors[0]}")
+        raise OSError(f"cannot {what}: {errors[0]}")
     return made
+
+
+def listen_in(netns: str, addrs: list[tuple[str, int]]) -> list[socket.socket]:
+    """Listening TCP sockets bound inside the network namespace file `netns`."""
+    def work(made: list[socket.socket]) -> None:
+        for host_addr, port in addrs:
+            s = socket.socket(socket.AF_INET6 if ":" in host_addr else socket.AF_INET, socket.SOCK_STREAM)
+            made.append(s)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((host_addr, port))
+            s.listen(128)
+
+    return _inside(netns, work, "listen inside the sandbox's network namespace")
+
+
+def connect_in(netns: str, host: str, port: int, timeout: float) -> socket.socket:
+    """A TCP connection made inside the network namespace file `netns` (to a server on its loopback)."""
+    def work(made: list[socket.socket]) -> None:
+        made.append(socket.create_connection((host, port), timeout=timeout))
+
+    return _inside(netns, work, f"connect to {host}:{port} inside {netns}")[0]
+
+
+LISTEN = "0A"
+# /proc/net/tcp{,6} addresses (hex, in the kernel's byte order): any address, ::1, ::ffff:127.0.0.1
+_ANY_OR_LOOPBACK6 = {"00000000000000000000000000000000", "00000000000000000000000001000000",
+                     "0000000000000000FFFF00000100007F"}
+
+
+def listening_ports(pid: int) -> list[int]:
+    """TCP ports listening on loopback or on every address in the network namespace of process `pid`
+    (/proc/PID/net/tcp and tcp6 show that namespace's sockets)."""
+    ports: set[int] = set()
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{name}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if len(f) < 4 or f[3] != LISTEN:
+                continue
+            addr, _, port = f[1].partition(":")
+            addr = addr.upper()
+            if addr in _ANY_OR_LOOPBACK6 or addr == "00000000" or (len(addr) == 8 and addr.endswith("7F")):
+                ports.add(int(port, 16))
+    return sorted(ports)
 
 
 def _pipe(src: socket.socket, dst: socket.socket) -> None:
@@ -102,7 +148,7 @@ class Forwarder:
         self._lock = threading.Lock()
         self._closed = False
         for ls, e in zip(self._listeners, local):
-            self._serve(ls, lambda c, e=e: self._forward(c, e.host, e.port))
+            self._serve(ls, lambda c, e=e: self._forward(c, e.host, e.port, e.netns))
         if self.proxy_port:
             self._serve(self._listeners[-1], self._proxy)
 
@@ -143,9 +189,15 @@ class Forwarder:
                 self._conns.discard(conn)
             conn.close()
 
-    def _connect(self, host: str, port: int) -> Optional[socket.socket]:
+    @property
+    def ports(self) -> set[int]:
+        """The ports this forwarder listens on inside the sandbox."""
+        return {ls.getsockname()[1] for ls in self._listeners}
+
+    def _connect(self, host: str, port: int, netns: Optional[str] = None) -> Optional[socket.socket]:
         try:
-            up = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT)
+            up = (connect_in(netns, host, port, CONNECT_TIMEOUT) if netns else
+                  socket.create_connection((host, port), timeout=CONNECT_TIMEOUT))
         except OSError:
             return None
         up.settimeout(None)
@@ -168,8 +220,8 @@ class Forwarder:
                 self._conns.discard(up)
             up.close()
 
-    def _forward(self, conn: socket.socket, host: str, port: int) -> None:
-        up = self._connect(host, port)
+    def _forward(self, conn: socket.socket, host: str, port: int, netns: Optional[str] = None) -> None:
+        up = self._connect(host, port, netns)
         if up is not None:
             self._splice(conn, up)
 

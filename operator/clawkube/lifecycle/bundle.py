@@ -96,6 +96,7 @@ def agent_bundle(task: TaskSpec, harness: str) -> bytes:
     if with_ref:
         w.add_bytes(REFERENCE_FILE, task.reference_solution.encode())
     manifest = AgentManifest(view=task.agent_view(), format=task.format, workspace_mount=layout.mount,
+                             mounts=plugin.trial_mounts,
                              warmup=task.warmup, services=task.services, skills=[s.name for s in task.skills],
                              has_reference=with_ref, setup_error=task.setup_error, workspace_dirs=layout.dirs,
                              skills_path=layout.skills_path, authoring_skills=[s.name for s in authoring],
@@ -117,6 +118,7 @@ def grading_bundle(task: TaskSpec) -> bytes:
         dests.append(m.dest)
     manifest = GradingManifest(
         task_id=task.id, category=task.category, format=task.format, workspace_mount=layout.mount,
+        mounts=plugin.trial_mounts,
         entry=g.entry, needs_judge=plugin.needs_judge(task), timeout_seconds=g.timeout_seconds,
         pass_threshold=task.pass_threshold, env=task.env,
         safety_checks=task.safety_checks, expected_actions=task.expected_actions, sub_problems=task.sub_problems,

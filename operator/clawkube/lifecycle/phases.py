@@ -113,7 +113,10 @@ def open_box(dirs: TrialDirs, m: AgentManifest, iso: Isolation, services: Option
              name: str = "agent", agent: Optional[Agent] = None) -> sandbox.AgentBox:
     return sandbox.AgentBox(iso, workspace=dirs.workspace, home=dirs.home, skills=dirs.skills, scratch=dirs.scratch,
                             workspace_mount=workspace_mount(m), services=services, system_overlay=bool(m.warmup),
-                            name=name, read_paths=sandbox.agent_read_paths(agent))
+                            name=name, read_paths=sandbox.agent_read_paths(agent),
+                            skills_in_home=m.mounts.skills_in_home,
+                            initial=(dirs.bundle / "workspace", m.mounts.initial_workspace)
+                            if m.mounts.initial_workspace else None)
 
 
 def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str],
@@ -305,12 +308,30 @@ def firewall(dirs: TrialDirs, grading_bundle_dir: Path, env: dict[str, str],
     return ws, m
 
 
+def grading_views(dirs: TrialDirs, m: GradingManifest) -> list[sandbox.Mount]:
+    """The read-only folders the benchmark's graders find at fixed paths (m.mounts), those this trial has."""
+    out: list[sandbox.Mount] = []
+    if m.mounts.grader_home and dirs.home.is_dir():
+        out.append(sandbox.Mount(source=dirs.home))
+        if m.mounts.skills_in_home and dirs.skills.is_dir() and not dirs.skills.is_relative_to(dirs.workspace):
+            inside = dirs.home / m.mounts.skills_in_home
+            if not inside.is_symlink():
+                inside.mkdir(parents=True, exist_ok=True)  # the mount point (the agent's sandbox made it too)
+                out.append(sandbox.Mount(source=dirs.skills, target=str(inside)))
+    initial = dirs.bundle / "workspace"
+    if m.mounts.initial_workspace and initial.is_dir():
+        out.append(sandbox.Mount(source=initial, target=m.mounts.initial_workspace))
+    return out
+
+
 def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: GradingManifest,
           env: dict[str, str], timeout: Optional[float] = None, judge: Optional[JudgeConfig] = None,
-          iso: Optional[Isolation] = None) -> Score:
+          iso: Optional[Isolation] = None, reach: list = ()) -> Score:
     """Run the grader process sandboxed (its own uid, the grading workspace and inputs only, the judge as its only
     endpoint, time and memory limits, every child killed); write grader.log and score.json. Raises GradingError.
-    `judge` goes into the request; its key, if any, must be in `env` as contracts.judge.KEY_ENV."""
+    `judge` goes into the request; its key, if any, must be in `env` as contracts.judge.KEY_ENV.
+    The benchmark's trial mounts (m.mounts) add the agent's home as HOME and the untouched workspace; `reach`: the
+    servers the agent's warmup left running in its still open sandbox (AgentBox.services)."""
     if m.needs_judge and judge is None:
         raise GradingError("no judge configured: grading this task needs an LLM judge (spec.judge)")
     iso = iso or default_isolation()
@@ -333,15 +354,17 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
     req_path.write_text(req.model_dump_json())
     limit = timeout or m.timeout_seconds
     pkg, pythonpath = sandbox.package_mount()
+    views = grading_views(dirs, m)
+    home = str(dirs.home) if m.mounts.grader_home and dirs.home.is_dir() else "/tmp"
     # -S: no site start-up code (.pth files) in the grading process; its packages from site_paths() instead
-    genv = sandbox.base_env("/tmp", {**env, "PYTHONPATH": os.pathsep.join([pythonpath, *sandbox.site_paths()])})
+    genv = sandbox.base_env(home, {**env, "PYTHONPATH": os.pathsep.join([pythonpath, *sandbox.site_paths()])})
     r = sandbox.run_grading(iso, [sys.executable, "-S", "-m", "clawkube.lifecycle.grader_main", str(req_path)],
                             cwd=str(run),
                             env=genv, timeout=limit, workspace=grading_ws, workspace_mount=mount,
                             inputs=[grading_bundle_dir, dirs.out / "transcript.jsonl", dirs.audit,
                                     dirs.out / "env_snapshot.json", inbox, pkg,
                                     *registry.get(m.format).grading_inputs(m, dirs.out)],
-                            writable=[outbox, run], scratch=g)
+                            writable=[outbox, run], scratch=g, views=views, reach=list(reach))
     log = r.stdout + r.stderr
     (dirs.out / "grader.log").write_text(log, errors="replace")
     if r.start_error:

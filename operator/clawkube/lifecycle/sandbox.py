@@ -115,7 +115,8 @@ class AgentBox:
 
     def __init__(self, iso: Isolation, *, workspace: Path, home: Path, skills: Path, scratch: Path,
                  workspace_mount: Optional[str] = None, services: Optional[dict[str, str]] = None,
-                 system_overlay: bool = False, name: str = "agent", read_paths: Optional[list[Path]] = None):
+                 system_overlay: bool = False, name: str = "agent", read_paths: Optional[list[Path]] = None,
+                 skills_in_home: Optional[str] = None, initial: Optional[tuple[Path, str]] = None):
         self.iso = iso
         self.workspace, self.home, self.skills = workspace, home, skills
         self.tmp = scratch / "tmp"
@@ -127,10 +128,13 @@ class AgentBox:
             give_to_sandbox_user(*self.owned(), uid=self.lease.uid)
             self.mounts = [Mount(source=workspace, target=workspace_mount, writable=True),
                            Mount(source=home, writable=True)]
+            if initial is not None and initial[0].is_dir():  # the workspace as handed over (read-only)
+                self.mounts.append(Mount(source=initial[0], target=initial[1]))
             if self.tmp.is_dir():
                 self.mounts.append(Mount(source=self.tmp, target="/tmp", writable=True))
             if skills.is_dir() and not skills.is_relative_to(workspace):  # else: seen through the workspace
-                self.mounts.append(Mount(source=skills, writable=True))
+                self.mounts.append(Mount(source=skills, writable=True, target=f"{home}/{skills_in_home}"
+                                         if skills_in_home else None))
             allow = _endpoints([*iso.agent_endpoints, *(services or {}).values(), *extra_allowed()])
             self.tools = ex.view.tool_folders() + [p.resolve() for p in read_paths or [] if p.is_dir()]
             spec = ex.SandboxSpec(mounts=self.mounts, network=ex.Network(allow=allow), uid=self.lease.uid,
@@ -177,6 +181,10 @@ class AgentBox:
         return self.box.exec(ex.ExecSpec(argv=argv, cwd=cwd or self.workdir, env=env, user=user, limits=limits,
                                          stdin=data, stdout=stdout, stderr=stderr, keep_background=keep_background))
 
+    def services(self) -> list[ex.Endpoint]:
+        """Servers left listening on the sandbox's loopback (by its warmup), reachable from a grader's sandbox."""
+        return self.box.services()
+
     def close(self) -> None:
         try:
             self.box.close()
@@ -219,10 +227,12 @@ def warmup(box: AgentBox, lines: list[str], env: dict[str, str], log: Path,
 def run_grading(iso: Isolation, argv: list[str], *, cwd: str, env: dict[str, str], timeout: float,
                 workspace: Path, workspace_mount: Optional[str], inputs: list[Path], writable: list[Path],
                 scratch: Path, stdout: Optional[Path] = None, stderr: Optional[Path] = None,
-                name: str = "grader") -> ExecResult:
+                name: str = "grader", views: list[Mount] = (), reach: list[ex.Endpoint] = ()) -> ExecResult:
     """A grader or probe in a one-shot sandbox: `workspace` (writable, at `workspace_mount` or where it is),
     `inputs` read-only and `writable` folders at their host paths, a private /tmp under `scratch`, the Python
-    that runs clawkube and the clawkube package (for the grading process), the judge as the only endpoint."""
+    that runs clawkube and the clawkube package (for the grading process), the judge as the only endpoint.
+    `views`: more read-only folders at fixed paths (the benchmark's trial mounts); `reach`: servers in the agent's
+    still open sandbox (Sandbox.services) the grader may query, at the same loopback addresses."""
     tmp = scratch / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     tmp.chmod(0o1777)
@@ -231,8 +241,11 @@ def run_grading(iso: Isolation, argv: list[str], *, cwd: str, env: dict[str, str
         mounts = [Mount(source=workspace, target=workspace_mount, writable=True),
                   Mount(source=tmp, target="/tmp", writable=True),
                   *(Mount(source=p) for p in inputs if p.exists()),
-                  *(Mount(source=p, writable=True) for p in writable)]
-        spec = ex.SandboxSpec(mounts=mounts, network=ex.Network(allow=_endpoints(iso.judge_endpoints)),
+                  *(Mount(source=p, writable=True) for p in writable),
+                  *(v for v in views if v.source.exists())]
+        allow = _endpoints(iso.judge_endpoints)
+        allow += [e for e in reach if all(a.port != e.port or not a.loopback for a in allow)]
+        spec = ex.SandboxSpec(mounts=mounts, network=ex.Network(allow=allow),
                               uid=lease.uid, name=name)
         limits = Limits(timeout=timeout, memory=iso.memory, pids=GRADER_PIDS, cpu=iso.cpu, output=GRADER_OUTPUT)
         if not ex.backend(iso.mode).isolating:  # host paths only

@@ -40,6 +40,7 @@ from ..skills.hashing import report as skill_report
 from ..skills.phase_args import phase_args
 from ..skills.writing import phase_manifest, write_skills
 from ..lifecycle import bundle as bundles
+from ..lifecycle import sandbox
 from ..lifecycle import phases, workspace
 from ..lifecycle.scoring import GradingError
 from ..lifecycle.task_env import task_env
@@ -117,6 +118,7 @@ class _Trial:
     clock: dict[str, float]
     bundle: Path  # the extracted agent bundle
     retries: dict[str, int] = field(default_factory=dict)  # the result's: failures that were retried, by kind
+    open_boxes: list = field(default_factory=list)  # agent sandboxes kept open for grading; run_trial closes them
 
     @property
     def timeout(self) -> int:
@@ -142,9 +144,13 @@ class _Execution:
     agent_phase: phases.AgentPhase
     skills: SkillReport
     initial: dict[str, str]
+    box: Optional[sandbox.AgentBox] = None  # still open: its warmup's servers live on into grading (closed later)
 
 
-def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], label: str, stage: str) -> _Execution:
+def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], label: str, stage: str,
+             graded: bool = False) -> _Execution:
+    """The graded execution of a task with a warmup keeps its sandbox open: servers the warmup started in the
+    background are still there when the grader queries them (as in the benchmark's container)."""
     for d in (dirs.workspace, dirs.home, dirs.skills, dirs.scratch / "tmp", dirs.scratch / "system-overlay"):
         workspace.rmtree(d)
     m = phase_manifest(tr.manifest, phase_of(tr.mode.value, stage))  # the prompt as the mode puts it
@@ -155,7 +161,10 @@ def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], la
         initial, box = tr.timed("setup", phases.setup, dirs, m, tr.plan.isolation, env, skills_from, urls, tr.agent)
     except (phases.InfraError, ServiceError, EnvironmentStartError, OSError) as e:
         raise phases.InfraError(f"setup{'' if label == 'execution' else f' ({label})'}: {e}") from e
-    with box:
+    keep = graded and bool(m.warmup) and box.isolating
+    if keep:
+        tr.open_boxes.append(box)
+    try:
         try:
             setup = tr.services.agent_setup(dirs.home)
         except (EnvironmentStartError, OSError) as e:
@@ -164,13 +173,17 @@ def _execute(tr: _Trial, dirs: phases.TrialDirs, skills_from: Optional[Path], la
         ctx = phases.agent_context(dirs, m, tr.agent, tr.plan.agent.model,
                                    phase_args(tr.plan.agent.args, "execution"), env, urls, box, setup)
         ap = tr.timed("agent", phases.run_agent, dirs, ctx, tr.agent, box, tr.timeout)
+    finally:
+        if not keep:
+            box.close()
     try:
         tr.services.collect(dirs.out)
     except (ServiceError, EnvironmentStartError) as e:
         raise phases.InfraError(f"audit ({label}): {e}") from e
     tr.timed("capture", phases.capture, dirs, initial)
     return _Execution(dirs=dirs, agent_phase=ap, skills=skill_report("authored" if skills_from else "task", before,
-                                                                      dirs.skills), initial=initial)
+                                                                      dirs.skills), initial=initial,
+                      box=box if keep else None)
 
 
 def _author(tr: _Trial, stage: str, out: Path, context: Optional[dict] = None
@@ -182,15 +195,17 @@ def _author(tr: _Trial, stage: str, out: Path, context: Optional[dict] = None
                     tr.timeout, context)
 
 
-def _grade(tr: _Trial, dirs: phases.TrialDirs) -> tuple[Optional[Score], Optional[str]]:
+def _grade(tr: _Trial, dirs: phases.TrialDirs, box: Optional[sandbox.AgentBox] = None
+           ) -> tuple[Optional[Score], Optional[str]]:
     t = tr.plan.task
     grading_ws, gm = tr.timed("firewall", phases.firewall, dirs, t.grading_dir, tr.env, tr.plan.isolation)
     judge = judges.JudgeConfig.of(tr.plan.judge)
     failed = 0
+    reach = box.services() if box is not None else []
     while True:
         try:
             return tr.timed("grade", phases.grade, dirs, t.grading_dir, grading_ws, gm, tr.grading_env,
-                            tr.plan.grader_timeout, judge, tr.plan.isolation), None
+                            tr.plan.grader_timeout, judge, tr.plan.isolation, reach), None
         except GradingError as e:
             failed += 1
             if trial_plan.after_failure(tr.plan.retry, ErrorKind.GRADING_ERROR, failed) is not Next.RETRY:
@@ -253,7 +268,7 @@ def _run_stage(tr: _Trial, dirs: phases.TrialDirs, a: _Attempt, st: Stage, failu
     elif st.role is Role.EXECUTE:
         label = st.name if st.graded else st.name.replace("_", " ")
         run = _execute(tr, _stage_dirs(dirs, st), a.skills.get(st.skills_from) if st.skills_from else None, label,
-                       st.name)
+                       st.name, graded=st.graded)
         ap = run.agent_phase
         a.executions[st.name] = run
         a.usage = a.usage.add(ap.usage)
@@ -303,6 +318,7 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
                          retries={k.value: n for k, n in (failures or {}).items() if n})
     clock: dict[str, float] = {}
     services: Optional[TrialEnvironment] = None
+    open_boxes: list[sandbox.AgentBox] = []
     try:
         shutil.copytree(t.agent_dir, dirs.bundle)
         shutil.rmtree(dirs.bundle / bundles.SERVICES_DIR, ignore_errors=True)  # for the services only, not the agent
@@ -325,7 +341,7 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
                 InjectionConfig(rate=plan.error_injection_rate, seed=plan.seed, trial_key=plan.trial_key)),
                 bool(manifest.services))
         tr = _Trial(plan=plan, manifest=manifest, agent=agent, env=env, grading_env=grading_env, services=services,
-                    scratch=scratch, clock=clock, bundle=dirs.bundle, retries=result.retries)
+                    scratch=scratch, clock=clock, bundle=dirs.bundle, retries=result.retries, open_boxes=open_boxes)
         try:
             try:
                 if manifest.services or not isinstance(services, _TaskServices):
@@ -347,8 +363,9 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
         finally:
             services.stop()
         result.usage = a.usage
-        execution = a.records[trial_plan.graded_execution(tr.mode).name]
-        result.score, grade_error = _grade(tr, dirs)
+        execution_name = trial_plan.graded_execution(tr.mode).name
+        execution = a.records[execution_name]
+        result.score, grade_error = _grade(tr, dirs, a.executions[execution_name].box)
         if result.score is None:
             return _finish(result, dirs, clock, ErrorKind.GRADING_ERROR, grade_error)
         result.score.details = with_mode_details(result.score.details, mode_details(tr.mode, a.records))
@@ -357,6 +374,8 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
     except Exception as e:  # anything unexpected in our own machinery is infra, and still leaves a result
         return _finish(result, dirs, clock, ErrorKind.INFRA, f"{type(e).__name__}: {e}")
     finally:
+        for box in open_boxes:
+            box.close()
         if services is not None:
             services.stop()
         workspace.rmtree(scratch)

@@ -2,7 +2,11 @@
 
 - Tasks: load.py (the benchmark's task parser's rules; templates skipped; a task whose workspace is not downloaded
   loads and every trial of it is a setup error).
-- Workspace: the agent and the grader see it at /tmp_workspace (the benchmark's container path).
+- Workspace: the agent and the grader see it at /tmp_workspace (the benchmark's container path); both have
+  the agent's HOME with its skills at ~/skills (the container's /root/skills), and the workspace as handed over
+  read-only at /app.
+- Warmup: as root in the agent's sandbox; servers it leaves running stay up through grading, and the grader
+  reaches them on its loopback (the graders query the mock services' audit endpoints).
 - Grader: the task's `Automated Checks` run as upstream's grading script runs them (as `__main__`, `json` imported),
   called as `grade(transcript=<the OpenClaw session rows>, workspace_path=<the mount>)`; its result goes through
   JSON as upstream's does (printed, parsed back).
@@ -26,7 +30,7 @@ from typing import Any, Optional
 from ...agents.transcript import read_jsonl
 from ...contracts.grading import GradeRequest, GraderResult
 from ...contracts.judge import Judge
-from ...contracts.manifests import GradingManifest
+from ...contracts.manifests import GradingManifest, TrialMounts
 from ...results.model import Score
 from ...services.evidence import Evidence
 from ...tasks import markdown
@@ -65,6 +69,9 @@ class WildClawBench(Benchmark):
     title = "WildClawBench"
     detect_priority = 90  # every other Markdown task format is asked first: this one takes the rest
     workspace_mount = "/tmp_workspace"
+    # The benchmark's container: skills in ~/skills (/root/skills, setup_skills), graders run there as the same
+    # user (they look in Path.home()), exec/ mounted read-only at /app.
+    trial_mounts = TrialMounts(skills_in_home="skills", grader_home=True, initial_workspace="/app")
     grader_requirements = ("openai",)  # the judge-calling graders import it
     criteria_in_unit_range = False  # graders also report counts (e.g. tool calls); upstream scores them as they are
 
