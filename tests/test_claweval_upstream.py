@@ -151,6 +151,8 @@ def test_simulated_user_answers_through_the_benchmarks_user_agent(root, python, 
             tools = env.mcp_tools()
             assert [x["name"] for x in tools["tools"]] == ["ask_user"]
             ask = tools["tools"][0]["url"]
+            # the agent's sandbox reaches only the service URLs: the simulated user is one of them
+            assert any(ask.startswith(u + "/") for u in env.service_urls.values())
             assert _post(ask, {"message": "贷款多少？"})[1] == {"reply": "贷款150万，30年。", "done": False, "round": 1}
             assert _post(ask, {"message": "最后：建议缩短年限"})[1]["done"] is True
             assert _post(ask, {"message": "还在吗"})[1]["done"] is True  # over is over

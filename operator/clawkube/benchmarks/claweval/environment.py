@@ -66,6 +66,9 @@ def agent_prompt(task: TaskYaml) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+USER_SERVICE = "claweval-user"  # the simulated user among the agent's service URLs (not a name a task's service has)
+
+
 class TaskEnvironment:
     def __init__(self, task: TaskYaml, root: Path, python: str, private: Path,
                  injection: Optional[InjectionConfig] = None, user_model: Optional[UserModel] = None,
@@ -125,7 +128,12 @@ class TaskEnvironment:
     # --- the agent side ------------------------------------------------------------------------------------------
     @property
     def service_urls(self) -> dict[str, str]:
-        return self.mocks.urls
+        """What the agent side reaches (its sandbox allows exactly these): the gateway's URL per service, and the
+        simulated user's (`ask_user`) for a multi-turn task."""
+        urls = dict(self.mocks.urls)
+        if self.usersim_port is not None:
+            urls[USER_SERVICE] = f"http://127.0.0.1:{self.usersim_port}"
+        return urls
 
     def mcp_tools(self) -> dict[str, Any]:
         """The MCP tool server's file: the task's tools that have an endpoint, each pointed at the gateway."""
@@ -133,7 +141,7 @@ class TaskEnvironment:
         tools = [{"name": t.name, "description": t.description, "input_schema": t.input_schema,
                   "url": urls[t.name], "method": "POST"} for t in self.task.tools if t.name in urls]
         if self.usersim_port is not None:
-            tools.append({**ASK_USER_SPEC, "url": f"http://127.0.0.1:{self.usersim_port}/ask", "method": "POST"})
+            tools.append({**ASK_USER_SPEC, "url": f"{self.service_urls[USER_SERVICE]}/ask", "method": "POST"})
         return {"name": MCP_SERVER_NAME, "tools": tools}
 
     def prompt(self) -> str:
