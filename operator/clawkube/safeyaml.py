@@ -92,17 +92,7 @@ def load(text: str) -> Any:
     """yaml.safe_load with the limits above (libyaml when it is there and the text is shallow enough for it)."""
     if len(text) > MAX_BYTES:
         raise YAMLLimitError(f"larger than {MAX_BYTES} bytes")
-    if _CLoader is not None and _c_safe(text):
-        loader = _CLoader(text)
-        try:
-            node = loader.get_single_node()
-            if node is None:
-                return None
-            _check_size(node)
-            return loader.construct_document(node)
-        finally:
-            loader.dispose()
-    loader = _Loader(text)
+    loader = _CLoader(text) if _CLoader is not None and _c_safe(text) else _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
