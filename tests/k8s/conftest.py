@@ -211,8 +211,8 @@ def operator_factory(cluster):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """A failed test here shows where every operator thread was at that moment (a stalled pass is otherwise silent:
-    the intermittent `test_run_end_to_end` "waiting for grading pods" left no log line and no S3 call)."""
+    """A failed test here shows where every operator thread was at that moment: a timed-out wait otherwise says
+    nothing about whether the operator stalled or never had anything to do."""
     outcome = yield
     report = outcome.get_result()
     if report.when == "call" and report.failed:
