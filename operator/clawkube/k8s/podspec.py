@@ -225,6 +225,18 @@ CLAWEVAL_SIDECAR_REQUESTS = {"cpu": "100m", "memory": "256Mi"}
 CLAWEVAL_SIDECAR_LIMITS = {"cpu": "1", "memory": "768Mi"}  # up to 4 mock services (uvicorn each), gateway, user
 
 
+def grading_image(run_spec: BenchmarkRunSpec, task_format: str, default: str) -> str:
+    """The grading pod's image: for a CLAW-Eval trial the run's CLAW-Eval image (the checkout with its graders)."""
+    ce = run_spec.claw_eval
+    return ce.image if task_format == CLAWEVAL_FORMAT and ce is not None and ce.image else default
+
+
+def claweval_services_image(run_spec: BenchmarkRunSpec, task_format: str) -> Optional[str]:
+    """The "svc-claweval" sidecar's image for a CLAW-Eval trial (None: no sidecar)."""
+    ce = run_spec.claw_eval
+    return ce.services_image_ref() if task_format == CLAWEVAL_FORMAT and ce is not None else None
+
+
 def _add_claweval_sidecar(pod: dict[str, Any], p: PodParams) -> None:
     """A CLAW-Eval trial's environment as one sidecar (benchmarks/claweval/sidecar.py) in the CLAW-Eval services
     image: the task's real mock services behind the tool gateway on the task's own ports, and the simulated user
