@@ -11,7 +11,8 @@ a one-line JSON summary to its termination message (contracts/termination.py), w
 TaskTrial status.
 The agent pod's task services run as sidecar containers (services/sidecars.py): `pod agent` hands them an admin
 token, waits for them, resets them, collects their audit logs into --out/audit/ after the agent, and shuts them
-down so the pod completes.
+down so the pod completes. A benchmark with its own environment sidecar (`Benchmark.pod_environment`: CLAW-Eval's
+svc-claweval) is driven the same way through its client, which also gives the agent its MCP servers and prompt.
 Stages (`--stage`, a stage of the trial plan of $CLAWKUBE_MODE, plan.py): an `execute` stage (`first_run`) is
 an execution like any other; an `author` stage (`authoring`, `summary`) runs the skill-writing phase
 (skills/writing.py) and uploads the skills it wrote under --out/skills/; one told about an earlier execution

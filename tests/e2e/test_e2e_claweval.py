@@ -225,4 +225,10 @@ def test_claweval_tasks_on_the_cluster_score_as_locally(stack, checkout):
         keys = [o["Key"] for o in s3c.list_objects_v2(Bucket=BUCKET, Prefix=f"{name}/").get("Contents", [])]
         assert any(k.endswith("/dispatches.jsonl") for k in keys), keys
         assert any("/audit/" in k and k.endswith(".json") for k in keys), keys
+        dispatches = [json.loads(x) for k in keys if k.endswith("/dispatches.jsonl")
+                      for x in s3c.get_object(Bucket=BUCKET, Key=k)["Body"].read().decode().splitlines() if x.strip()]
+        assert dispatches, name
+        if float(c.get("error_rate", 0)) > 0:  # the sidecar's gateway injected faults, and the agent recovered
+            assert any(d["fault"] in ("http_429", "http_500") and d["response_status"] in (429, 500)
+                       for d in dispatches), dispatches
     assert any(float(c.get("error_rate", 0)) > 0 for c in names.values())
