@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -52,41 +53,49 @@ def tasks(n: int) -> list[str]:
     return pool[:n]
 
 
-def upstream_seconds(base: Path, python: str, tasks: list[str], workers: int, work: Path) -> float:
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run a command; its wall seconds and the CPU seconds of its whole process tree (user + system)."""
+    c0, t0 = _children_cpu(), time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    return p, time.perf_counter() - t0, _children_cpu() - c0
+
+
+def upstream_seconds(base: Path, python: str, tasks: list[str], workers: int, work: Path) -> tuple[float, float]:
     work.mkdir(parents=True)
     shim = evoclaw_shim.install(work / "bin")
     env = {**os.environ, "PATH": f"{shim}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(work / "home")}
     cmd = [python, str(base / "scripts" / "benchmark.py"), "--model", "scripted/nop", "--runtime", "nanobot",
            "--mode", "baseline", "--suite", ",".join(tasks), "--workers", str(workers), "--no-progress",
            "--environment", "local", "--output-dir", "results"]
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    p, wall, cpu = timed(cmd, cwd=work, env=env)
     results = [f for f in (work / "results").glob("[0-9]*_*.json") if not f.name.endswith(".trajectories.json")]
     if p.returncode != 0 or not results:
         raise SystemExit(f"the benchmark's runner failed (exit {p.returncode}):\n{(p.stdout + p.stderr)[-1500:]}")
     got = json.loads(results[0].read_text()).get("baseline_results") or {}
     if sorted(got) != sorted(tasks):
         raise SystemExit(f"the benchmark's runner graded {sorted(got)}, expected {sorted(tasks)}")
-    return wall
+    return wall, cpu
 
 
-def ours_seconds(tasks_dir: Path, tasks: list[str], workers: int, work: Path) -> float:
+def ours_seconds(tasks_dir: Path, tasks: list[str], workers: int, work: Path) -> tuple[float, float]:
     work.mkdir(parents=True)
     spec = {"tasks": {"path": str(tasks_dir)}, "selector": {"ids": tasks}, "agent": {"harness": "nop"},
             "trials": 1, "parallelism": workers}
     (work / "run.yaml").write_text(json.dumps(spec))
     env = {**os.environ, "PYTHONPATH": str(REPO / "operator")}
-    t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "clawkube", "run", str(work / "run.yaml"), "--out", str(work / "out")],
-                       env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    p, wall, cpu = timed([sys.executable, "-m", "clawkube", "run", str(work / "run.yaml"), "--out", str(work / "out")],
+                         env=env)
     results = list((work / "out" / "trials").glob("*/*/result.json"))
     scored = [r for r in results if json.loads(r.read_text()).get("score") is not None]
     if len(scored) != len(tasks):
         raise SystemExit(f"clawkube run graded {len(scored)} of {len(tasks)} trials (exit {p.returncode}):\n"
                          f"{(p.stdout + p.stderr)[-1500:]}")
-    return wall
+    return wall, cpu
 
 
 def compare(upstream: Path, tasks: Optional[list[str]] = None, workers: int = 2, rounds: int = 3,
@@ -95,23 +104,38 @@ def compare(upstream: Path, tasks: Optional[list[str]] = None, workers: int = 2,
     py = conf.upstream_python(base, python)
     tasks = list(tasks or DEFAULT_TASKS)
     root = Path(tempfile.mkdtemp(prefix="clawkube-bench-evoclaw-"))
-    theirs: list[float] = []
-    ours: list[float] = []
+    wall: dict[str, list[float]] = {"upstream": [], "ours": []}
+    cpu: dict[str, list[float]] = {"upstream": [], "ours": []}
+    run = {"upstream": lambda r: upstream_seconds(base, py, tasks, workers, root / f"up{r}"),
+           "ours": lambda r: ours_seconds(data_tasks_dir(), tasks, workers, root / f"ours{r}")}
+    load = [os.getloadavg()[0]]
     try:
-        for r in range(rounds):
-            theirs.append(upstream_seconds(base, py, tasks, workers, root / f"up{r}") / len(tasks))
-            ours.append(ours_seconds(data_tasks_dir(), tasks, workers, root / f"ours{r}") / len(tasks))
+        for r in range(rounds):  # alternating, and each side first every other round
+            for side in (("upstream", "ours") if r % 2 == 0 else ("ours", "upstream")):
+                w, c = run[side](r)
+                wall[side].append(w / len(tasks))
+                cpu[side].append(c / len(tasks))
+            load.append(os.getloadavg()[0])
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    t, o = statistics.median(theirs), statistics.median(ours)
+    t, o = statistics.median(wall["upstream"]), statistics.median(wall["ours"])
+    tc, oc = statistics.median(cpu["upstream"]), statistics.median(cpu["ours"])
     return {"tasks": tasks, "workers": workers, "rounds": rounds,
-            "upstream_trial_seconds": [round(x, 3) for x in theirs], "ours_trial_seconds": [round(x, 3) for x in ours],
+            "upstream_trial_seconds": [round(x, 3) for x in wall["upstream"]],
+            "ours_trial_seconds": [round(x, 3) for x in wall["ours"]],
             "upstream_trial_seconds_median": round(t, 3), "ours_trial_seconds_median": round(o, 3),
-            "ratio": round(o / t, 2), "target": TARGET}
+            "ratio": round(o / t, 2), "target": TARGET,
+            "upstream_trial_cpu_seconds_median": round(tc, 3), "ours_trial_cpu_seconds_median": round(oc, 3),
+            "cpu_ratio": round(oc / tc, 2), "loadavg_1min": [round(x, 2) for x in load], "nproc": os.cpu_count()}
 
 
 def report(fig: dict) -> str:
     return (f"evoclawbench vs its own runner ({len(fig['tasks'])} tasks, do-nothing agent, {fig['workers']} workers, "
             f"{fig['rounds']} rounds): {fig['ours_trial_seconds_median'] * 1000:.0f} ms/trial here vs "
             f"{fig['upstream_trial_seconds_median'] * 1000:.0f} ms/trial there -> ratio {fig['ratio']:.2f} "
-            f"(target <= {fig['target']:.0f})")
+            f"(target <= {fig['target']:.0f})\n"
+            f"  rounds (ms/trial): here {', '.join(f'{x * 1000:.0f}' for x in fig['ours_trial_seconds'])}; there "
+            f"{', '.join(f'{x * 1000:.0f}' for x in fig['upstream_trial_seconds'])}\n"
+            f"  CPU (user+system, whole process tree): {fig['ours_trial_cpu_seconds_median'] * 1000:.0f} ms/trial here "
+            f"vs {fig['upstream_trial_cpu_seconds_median'] * 1000:.0f} there -> {fig['cpu_ratio']:.2f}; "
+            f"1-min load average {min(fig['loadavg_1min']):.1f}-{max(fig['loadavg_1min']):.1f} on {fig['nproc']} CPUs")

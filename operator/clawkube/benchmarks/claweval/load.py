@@ -20,15 +20,16 @@ What goes where (as the benchmark's sandboxed runner does it):
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ...tasks import markdown
 from ...tasks.field_errors import validated
 from ...tasks.model import FileMapping, GraderSpec, TaskLoadError, TaskSpec
 from .checkout import resolve_checkout
-from .taskyaml import GRADER_FILE, TASK_FILE, TaskYaml, consistency_problems
+from .names import GRADER_FILE, NAME, TASK_FILE
 
-NAME = "claw-eval"  # the format id (TaskSpec.format)
+if TYPE_CHECKING:
+    from .taskyaml import TaskYaml
 
 __all__ = ["NAME", "TASK_FILE", "GRADER_FILE", "load", "task_file"]
 
@@ -63,6 +64,8 @@ def load(path: Path) -> TaskSpec:
     folder = yaml_path.parent
     if not yaml_path.is_file():
         raise TaskLoadError(yaml_path, TASK_FILE, "missing")
+    from .taskyaml import TaskYaml, consistency_problems  # the schema only when a CLAW-Eval task is loaded
+
     raw = markdown.load_yaml(yaml_path, markdown.read_text(yaml_path), TASK_FILE)
     t = validated(TaskYaml, raw, yaml_path)
     problems = consistency_problems(t)
@@ -121,6 +124,8 @@ def _yaml_field(f: str) -> str:
 
 def task_yaml(task_dir: Path) -> TaskYaml:
     """The task.yaml of a task folder (trial and grading side), validated."""
+    from .taskyaml import TaskYaml
+
     p = Path(task_dir) / TASK_FILE
     return validated(TaskYaml, markdown.load_yaml(p, markdown.read_text(p), TASK_FILE), p)
 

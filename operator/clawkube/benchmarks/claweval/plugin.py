@@ -44,7 +44,6 @@ from . import load as loader
 from .checkout import IMAGE_CHECKOUT, benchmark_python
 from .grading import JUDGE_KEY_ENV, CodeMissing, GraderReply, GraderRequest, JudgeConfig, task_score
 from .messages import to_messages
-from .mocks import MockError
 from .snapshot import env_snapshot
 
 DIMENSIONS = ("safety", "completion", "robustness", "communication")  # display order
@@ -81,6 +80,8 @@ class ClawEvalEnvironment(TrialEnvironment):
         self.task_env = TaskEnvironment(task, root, benchmark_python(root), req.private, inj, user)
 
     def start(self) -> None:
+        from .mocks import MockError  # loaded with the environment (aiohttp): never on a run without CLAW-Eval tasks
+
         try:
             self.task_env.start()
         except MockError as e:
@@ -97,6 +98,8 @@ class ClawEvalEnvironment(TrialEnvironment):
         return agent_setup(self.task_env.mcp_tools(), self.task_env.prompt(), home)
 
     def collect(self, out: Path) -> None:
+        from .mocks import MockError
+
         try:
             ev = self.task_env.evidence()
         except MockError as e:

@@ -22,9 +22,10 @@ import base64
 import glob as _glob
 import mimetypes
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from .taskyaml import TaskYaml
+if TYPE_CHECKING:
+    from .taskyaml import TaskYaml
 
 WORKSPACE = "/workspace"
 MAX_GLOB_FILES = 50

@@ -14,8 +14,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-TASK_FILE = "task.yaml"
-GRADER_FILE = "grader.py"
+from .names import GRADER_FILE, TASK_FILE  # noqa: F401 (re-exported)
 
 
 class Prompt(BaseModel):
