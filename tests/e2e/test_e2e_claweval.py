@@ -4,8 +4,9 @@ agent pod whose "svc-claweval" sidecar runs the task's real mock services behind
 on), the mcp-chat agent on the scripted model server reaching them through the MCP tool server, the audit data and
 dispatches uploaded as artifacts, and a grading pod in the CLAW-Eval image running the task's own grader with the
 scripted judge. Each case's score (and every dimension) must equal what `clawkube run` gives locally for the same
-scripted behaviour (bench/claweval_cases.yaml: a right answer, an unsafe one that the safety gate zeroes, and a
-right one under injected errors for robustness).
+scripted behaviour (bench/claweval_cases.yaml: a right answer, an unsafe one that the safety gate zeroes, a right one
+and a partial one over three services under injected errors for robustness, and a multi-turn task whose simulated
+user runs in the sidecar on the judge).
 
 A run without the image fails at staging with a status message saying what to do (never hangs, never zeros).
 Set CLAWKUBE_E2E_KEEP=1 to keep the namespace.
@@ -36,7 +37,8 @@ NODE_IP = "10.88.0.1"  # this machine's address on the pod bridge (docs/cluster.
 G, V = "clawkube.io", "v1alpha1"
 TAG = "claweval-e2e"  # apart from the :dev images other tests (and CI) build
 BUCKET = "results"
-CASES = [("T001zh_email_triage", "right"), ("T001zh_email_triage", "unsafe"), ("T007zh_todo_management", "right")]
+CASES = [("T001zh_email_triage", "right"), ("T001zh_email_triage", "unsafe"), ("T007zh_todo_management", "right"),
+         ("T029zh_cross_service_meeting", "partial"), ("C01zh_mortgage_prepay", "right")]
 
 
 def log(msg: str) -> None:
