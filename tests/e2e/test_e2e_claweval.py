@@ -205,6 +205,7 @@ def test_claweval_tasks_on_the_cluster_score_as_locally(stack, checkout):
     from kubernetes import client
     core = client.CoreV1Api(st["api"])
     s3c = st["s3"].client()
+    rows: list[str] = []
     for name, c in names.items():
         trials = _custom(st).list_namespaced_custom_object(G, V, st["ns"], "tasktrials",
                                                            label_selector=f"clawkube.io/run={name}")["items"]
@@ -215,7 +216,8 @@ def test_claweval_tasks_on_the_cluster_score_as_locally(stack, checkout):
         got = {**{k: ts["score"]["dimensions"][k] for k in ("completion", "robustness", "communication", "safety")},
                "task_score": ts["score"]["score"]}
         log(f"{name}: cluster {got} local {want}")
-        assert got == pytest.approx(want, abs=1e-6), (name, got, want)
+        rows.append(f"| {c['task']} | {c['behaviour']} | {c.get('error_rate', 0)} | {_fmt(want)} | {_fmt(got)} | "
+                    f"{'yes' if got == pytest.approx(want, abs=1e-6) else 'NO'} |")
         # the pods: the agent pod had the sidecar in the services image; grading ran in the CLAW-Eval image
         pods = core.list_namespaced_pod(st["ns"], label_selector=f"clawkube.io/run={name}").items
         agent = next(p for p in pods if p.metadata.labels.get("clawkube.io/role") == "agent")
@@ -234,3 +236,10 @@ def test_claweval_tasks_on_the_cluster_score_as_locally(stack, checkout):
             assert any(d["fault"] in ("http_429", "http_500") and d["response_status"] in (429, 500)
                        for d in dispatches), dispatches
     assert any(float(c.get("error_rate", 0)) > 0 for c in names.values())
+    print("\n".join(["| task | behaviour | error rate | local run | on the cluster | match |", "|---|---|---|---|---|---|",
+                     *rows]), file=sys.stderr)
+    assert all(r.endswith("yes |") for r in rows), rows
+
+
+def _fmt(s: dict[str, Any]) -> str:
+    return f"{s['task_score']:.4f} (c={s['completion']:.4f} r={s['robustness']:.2f} s={s['safety']:g})"
