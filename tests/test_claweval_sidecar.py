@@ -18,31 +18,17 @@ import pytest
 
 from clawkube.benchmarks import registry
 from clawkube.benchmarks.base import EnvironmentStartError
-from clawkube.benchmarks.claweval.checkout import CHECKOUT_ENV, PYTHON_ENV, benchmark_python
+from clawkube.benchmarks.claweval.checkout import CHECKOUT_ENV, PYTHON_ENV
 from clawkube.benchmarks.claweval.load import load
 from clawkube.benchmarks.claweval.podside import SidecarEnvironment
 from clawkube.benchmarks.claweval.sidecar import TOKEN_HEADER
 from clawkube.lifecycle.bundle import AGENT_MANIFEST, agent_bundle, extract
 from clawkube.runspec import BenchmarkRunSpec
 from clawkube.services.sidecars import TOKEN_ENV
-from tests.benchmark_data import upstream
+from tests.test_claweval_upstream import python, root  # noqa: F401  (fixtures: the checkout and its Python)
 
 OPERATOR = Path(__file__).resolve().parents[1] / "operator"
 SPEC = BenchmarkRunSpec.model_validate({"tasks": {"configMap": "t"}, "clawEval": {"image": "reg/ce:1"}})
-
-
-@pytest.fixture(scope="module")
-def root() -> Path:
-    return upstream("claw-eval")
-
-
-@pytest.fixture(scope="module")
-def python(root) -> str:
-    py = benchmark_python(root)
-    probe = subprocess.run([py, "-c", "import fastapi, uvicorn, openai, httpx"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        pytest.skip(f"{py} lacks the checkout's requirements: {probe.stderr.strip()[-200:]}")
-    return py
 
 
 def _free_port() -> int:

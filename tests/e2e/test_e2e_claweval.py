@@ -19,7 +19,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ import pytest
 import yaml
 
 from tests.e2e.operator_proc import OperatorProcess
+from tests.e2e.namespace import new_namespace, s3_for
 from tests.e2e.s3 import ACCESS, REGION, S3Outage, free_port
 from tests.polling import wait_for
 
@@ -98,14 +98,8 @@ def stack(checkout, cluster, cluster_api, tmp_path_factory):
     _kubectl(kc, "apply", "-f", str(REPO / "crds"))
     from kubernetes import client
     core = client.CoreV1Api(cluster_api)
-    ns = f"ce-{uuid.uuid4().hex[:6]}"
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
-    wait_for("the namespace's default service account",
-             lambda: core.list_namespaced_service_account(ns, field_selector="metadata.name=default").items, 60)
-    s3 = S3Outage.start(NODE_IP)
-    s3.client().create_bucket(Bucket=BUCKET)
-    core.create_namespaced_secret(ns, {"metadata": {"name": "s3"}, "stringData": {
-        "AWS_ACCESS_KEY_ID": ACCESS["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY": ACCESS["aws_secret_access_key"]}})
+    ns = new_namespace(core, "ce")
+    s3 = s3_for(core, ns, NODE_IP, BUCKET)
     core.create_namespaced_secret(ns, {"metadata": {"name": "model"}, "stringData": {"key": "scripted"}})
     tasks = {t for t, _ in CASES}
     data: dict[str, str] = {}
