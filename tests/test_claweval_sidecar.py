@@ -122,3 +122,14 @@ def test_a_sidecar_that_cannot_start_the_task_says_why(root, python, tmp_path):
     finally:
         client.stop()
     assert proc.wait(timeout=30) == 0
+
+
+def test_a_supervisor_that_fails_before_start_still_ends_the_sidecar(root, python, tmp_path):
+    """Kubernetes 1.20 has no native sidecars: the pod completes only when svc-claweval ends, also when the agent
+    container's supervisor failed before it handed over the token."""
+    manifest = _staged_manifest(root, "T001zh_email_triage", tmp_path / "bundle")
+    token_file, port = tmp_path / "admin-token", _free_port()
+    proc = _sidecar(root, python, manifest, token_file, port)
+    SidecarEnvironment(token_file, multi_turn=False, admin_port=port).stop()
+    assert proc.wait(timeout=60) == 0
+    assert not token_file.exists()

@@ -21,6 +21,7 @@ from ..base import AgentSetup, EnvironmentStartError, TrialEnvironment
 from .environment import Evidence
 from .sidecar import ADMIN_PORT, TOKEN_HEADER, SidecarState
 
+SHUTDOWN_WAIT = 15.0  # a sidecar handed its token only at stop: until its admin API answers
 READY_TIMEOUT = 300.0  # the sidecar's container start + every mock's ready_timeout (10-30 s each)
 
 
@@ -33,6 +34,7 @@ class SidecarEnvironment(TrialEnvironment):
         self.token = secrets.token_hex(16)
         self.state: Optional[SidecarState] = None
         self.stopped = False
+        self.handed_over = False
 
     def _call(self, method: str, path: str, timeout: float = 30.0) -> tuple[int, Any]:
         req = urllib.request.Request(self.base + path, data=b"" if method == "POST" else None, method=method,
@@ -46,11 +48,15 @@ class SidecarEnvironment(TrialEnvironment):
             except ValueError:
                 return e.code, None
 
-    def start(self) -> None:
+    def _hand_over_token(self) -> None:
         tmp = self.token_file.with_name(self.token_file.name + ".tmp")
         tmp.write_text(self.token)
         tmp.chmod(0o600)
         tmp.replace(self.token_file)  # appears whole, never half-written
+        self.handed_over = True
+
+    def start(self) -> None:
+        self._hand_over_token()
         deadline = time.monotonic() + self.ready_timeout
         last = "no answer"
         try:
@@ -104,7 +110,21 @@ class SidecarEnvironment(TrialEnvironment):
         if self.stopped:
             return
         self.stopped = True
+        deadline = time.monotonic() + 5.0
+        if not self.handed_over:  # the supervisor failed before start: the sidecar still waits for a token
+            try:
+                self._hand_over_token()
+                deadline += SHUTDOWN_WAIT
+            except OSError:
+                return
         try:
-            self._call("POST", "/shutdown", timeout=10.0)
-        except (OSError, urllib.error.URLError):
-            pass  # already gone; the pod completes either way
+            while True:
+                try:
+                    self._call("POST", "/shutdown", timeout=10.0)
+                    return
+                except (OSError, urllib.error.URLError):
+                    if time.monotonic() >= deadline:
+                        return  # already gone; the pod completes either way
+                    time.sleep(0.3)
+        finally:
+            self.token_file.unlink(missing_ok=True)
