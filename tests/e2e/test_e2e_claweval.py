@@ -219,13 +219,18 @@ def test_claweval_tasks_on_the_cluster_score_as_locally(stack, checkout):
         assert [(x.name, x.image) for x in agent.spec.containers][1:] == [
             ("svc-claweval", f"local.test/clawkube-claweval-services:{TAG}")]
         assert grade.spec.containers[0].image == f"local.test/clawkube-claweval:{TAG}"
-        # the evidence is kept: audit data of each mock and the dispatches, as artifacts of the agent pod
+        # the evidence is kept as artifacts of the agent pod: audit data of each mock, the dispatches, the dialogue
         keys = [o["Key"] for o in s3c.list_objects_v2(Bucket=BUCKET, Prefix=f"{name}/").get("Contents", [])]
-        assert any(k.endswith("/dispatches.jsonl") for k in keys), keys
-        assert any("/audit/" in k and k.endswith(".json") for k in keys), keys
-        dispatches = [json.loads(x) for k in keys if k.endswith("/dispatches.jsonl")
+        agent_keys = [k for k in keys if "/agent/" in k]
+        task = yaml.safe_load((root / "tasks" / c["task"] / "task.yaml").read_text())
+        services = [x["name"] for x in task.get("services") or []]
+        assert {k.rsplit("/", 1)[1] for k in agent_keys if "/audit/" in k} == {f"{x}.json" for x in services}, keys
+        if (task.get("user_agent") or {}).get("enabled"):
+            dialogue = [k for k in agent_keys if k.endswith("/dialogue.jsonl")]
+            assert dialogue and s3c.get_object(Bucket=BUCKET, Key=dialogue[0])["Body"].read().strip(), keys
+        dispatches = [json.loads(x) for k in agent_keys if k.endswith("/dispatches.jsonl")
                       for x in s3c.get_object(Bucket=BUCKET, Key=k)["Body"].read().decode().splitlines() if x.strip()]
-        assert dispatches, name
+        assert bool(dispatches) == bool(services), (name, dispatches)
         if float(c.get("error_rate", 0)) > 0:  # the sidecar's gateway injected faults, and the agent recovered
             assert any(d["fault"] in ("http_429", "http_500") and d["response_status"] in (429, 500)
                        for d in dispatches), dispatches
