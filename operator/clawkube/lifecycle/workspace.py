@@ -435,13 +435,58 @@ def chown_tree(root: Path, uid: int, gid: Optional[int] = None) -> None:
             pass
 
 
+RMTREE_DEPTH = 64  # deeper trees (an agent's) go to coreutils rm, which has no depth limit
+
+
 def rmtree(path: Path) -> None:
-    """Remove a tree of any depth without following links (coreutils rm: no recursion limit, stays on one
-    filesystem)."""
+    """Remove a tree of any depth without following links, staying on one filesystem. In process (descriptor
+    based, never a path through a link) for ordinary trees; anything else (deeper than RMTREE_DEPTH, another
+    filesystem below, an error) goes to coreutils `rm -rf --one-file-system`, as every removal once did (a
+    process per removal, several per trial)."""
     if not os.path.lexists(path):
         return
+    try:
+        _remove_in_process(Path(path))
+        return
+    except OSError:
+        pass
     subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, check=False)
+
+
+def _remove_in_process(path: Path) -> None:
+    top = os.lstat(path)
+    if not stat.S_ISDIR(top.st_mode):
+        os.unlink(path)
+        return
+    stack = [(os.open(path, _DIR), "")]  # (descriptor of a folder, its name in the folder above)
+    try:
+        while stack:
+            fd = stack[-1][0]
+            with os.scandir(fd) as it:
+                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+            sub = None
+            for name, is_dir in entries:
+                if is_dir:
+                    sub = sub or name
+                else:
+                    os.unlink(name, dir_fd=fd)
+            if sub is not None:
+                if len(stack) >= RMTREE_DEPTH:
+                    raise OSError(f"deeper than {RMTREE_DEPTH} folders")
+                child = os.open(sub, _DIR, dir_fd=fd)
+                stack.append((child, sub))
+                if os.fstat(child).st_dev != top.st_dev:
+                    raise OSError(f"{sub}: another filesystem")
+                continue
+            _, name = stack.pop()
+            os.close(fd)
+            if stack:
+                os.rmdir(name, dir_fd=stack[-1][0])
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+    os.rmdir(path)
 
 
 def write_json(path: Path, obj) -> None:
