@@ -459,32 +459,36 @@ def _remove_in_process(path: Path) -> None:
     if not stat.S_ISDIR(top.st_mode):
         os.unlink(path)
         return
-    stack = [(os.open(path, _DIR), "")]  # (descriptor of a folder, its name in the folder above)
-    try:
-        while stack:
-            fd = stack[-1][0]
-            with os.scandir(fd) as it:
-                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
-            sub = None
-            for name, is_dir in entries:
-                if is_dir:
-                    sub = sub or name
+    # (descriptor of a folder, its subfolders still to visit, its name in the folder above); each folder is read once
+    stack: list[tuple[int, list[str], str]] = []
+
+    def enter(fd: int, name: str) -> None:
+        stack.append((fd, [], name))
+        if os.fstat(fd).st_dev != top.st_dev:
+            raise OSError(f"{name}: another filesystem")
+        with os.scandir(fd) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    stack[-1][1].append(e.name)
                 else:
-                    os.unlink(name, dir_fd=fd)
-            if sub is not None:
+                    os.unlink(e.name, dir_fd=fd)
+
+    try:
+        enter(os.open(path, _DIR), "")
+        while stack:
+            fd, subs, _ = stack[-1]
+            if subs:
                 if len(stack) >= RMTREE_DEPTH:
                     raise OSError(f"deeper than {RMTREE_DEPTH} folders")
-                child = os.open(sub, _DIR, dir_fd=fd)
-                stack.append((child, sub))
-                if os.fstat(child).st_dev != top.st_dev:
-                    raise OSError(f"{sub}: another filesystem")
+                name = subs.pop()
+                enter(os.open(name, _DIR, dir_fd=fd), name)
                 continue
-            _, name = stack.pop()
+            _, _, name = stack.pop()
             os.close(fd)
             if stack:
                 os.rmdir(name, dir_fd=stack[-1][0])
     finally:
-        for fd, _ in stack:
+        for fd, _, _ in stack:
             os.close(fd)
     os.rmdir(path)
 
