@@ -16,6 +16,26 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 
+_TABLES = pytest.StashKey[list]()
+
+
+@pytest.fixture
+def report_table(request):
+    """`report_table(title, text)`: print a result table (conformance, corpus scores) in the run's terminal summary,
+    so CI's output shows it without `pytest -s` (a passing test's own prints are captured and dropped)."""
+    tables = request.config.stash.setdefault(_TABLES, [])
+
+    def add(title: str, text: str) -> None:
+        tables.append((f"{title} ({request.node.nodeid})", text))
+    return add
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    for title, text in config.stash.get(_TABLES, []):
+        terminalreporter.write_sep("=", title)
+        terminalreporter.write_line(text.rstrip("\n"))
+
+
 @pytest.fixture(scope="session")
 def controlplane():
     """A real kube-apiserver + etcd on free loopback ports (no kubelet)."""

@@ -276,6 +276,21 @@ def test_cli_rejects_a_bad_script(tmp_path):
     assert r.returncode == 2 and "txt" in r.stderr
 
 
+def test_cli_on_a_taken_port_says_so_in_one_line(tmp_path):
+    import socket
+    script = tmp_path / "s.yaml"
+    script.write_text("turns:\n  - text: hi\n")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "clawkube", "model-server", "--script", str(script), "--port",
+                            str(port)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"clawkube: error: model server on 127.0.0.1:{port}") and "--port" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
 def test_the_documented_example_script_is_valid():
     import re
 

@@ -79,7 +79,11 @@ def test_pods_with_grants_carry_no_store_credentials():
     assert env[UPLOAD_ENV]["value"] == '{"u": 1}' and env[READ_ENV]["value"] == '{"r": 2}'
     assert "AWS_ACCESS_KEY_ID" not in env and "AWS_SECRET_ACCESS_KEY" not in env
     assert not any("secretKeyRef" in json.dumps(e) for e in env.values())
-    # without grants (Settings.presigned_grants off) and for grading pods: the credentials Secret as before
+    genv = {e["name"]: e for e in grade_pod(_params(upload_grant='{"u": 1}', read_grants='{"r": 2}'),
+                                            "s3://b/r/t/0/a1/agent/")["spec"]["containers"][0]["env"]}
+    assert genv[UPLOAD_ENV]["value"] == '{"u": 1}' and not any("secretKeyRef" in json.dumps(e) for e in genv.values()
+                                                               if e["name"].startswith("AWS_"))
+    # without grants (Settings.presigned_grants off): the credentials Secret as before
     for pod in (agent_pod(_params()), grade_pod(_params(), "s3://b/r/t/0/a1/agent/")):
         names = {e["name"] for e in pod["spec"]["containers"][0]["env"]}
         assert {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} <= names and UPLOAD_ENV not in names

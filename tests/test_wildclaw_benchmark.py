@@ -300,17 +300,17 @@ def _conformance(*extra: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=1800)
 
 
-def test_conformance_table_without_a_checkout_prints_our_scores():
+def test_conformance_table_without_a_checkout_prints_our_scores(report_table):
     p = _conformance()
-    print(p.stdout)  # the table, in CI's output (pytest -s, or the failure message below)
+    report_table("WildClawBench conformance (no checkout: this project's scores)", p.stdout)  # in CI's summary
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
     rows = [ln for ln in p.stdout.splitlines() if ln.startswith("| 0")]
     assert len(rows) >= 36 and not any("not run" in r for r in rows), p.stdout
     assert "parity NOT checked" in p.stdout
 
 
-def test_conformance_parity_with_the_benchmarks_own_runner():
+def test_conformance_parity_with_the_benchmarks_own_runner(report_table):
     checkout = upstream("wildclawbench")
     p = _conformance("--upstream", str(checkout))
-    print(p.stdout)
+    report_table(f"WildClawBench parity with {checkout}", p.stdout)
     assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-2000:]

@@ -3,6 +3,7 @@ model-server (a scripted model for dry runs and tests)."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import subprocess
@@ -218,8 +219,16 @@ def cmd_model_server(args: argparse.Namespace) -> int:
         script = load_script(args.script)
     except (OSError, ValueError, ValidationError, yaml.YAMLError) as e:
         return _die(f"{args.script}: {e}")
-    serve(script, args.host, args.port, Path(args.log) if args.log else None,
-          Path(args.port_file) if args.port_file else None)
+    try:
+        serve(script, args.host, args.port, Path(args.log) if args.log else None,
+              Path(args.port_file) if args.port_file else None)
+    except OSError as e:  # the port is taken, the host is not this machine's, the log cannot be written
+        where = f"{args.host}:{args.port}"
+        return _die(f"model server on {where}: {e.strerror or e}"
+                    + (" (another process listens there: pick another --port, or 0 for a free one)"
+                       if e.errno == errno.EADDRINUSE else ""))
+    except KeyboardInterrupt:
+        return 130
     return 0
 
 

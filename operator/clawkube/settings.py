@@ -61,8 +61,8 @@ class Settings(BaseModel):
     deadline_slack_seconds: int = Field(default=60, ge=0)  # operator clock beyond activeDeadlineSeconds
     upload_retry_seconds: float = Field(default=10.0, gt=0)  # first backoff after a failed S3 upload
     s3_attempts: int = Field(default=4, ge=1)  # per S3 call, with exponential backoff
-    # agent-role pods get presigned grants (POST under their own prefix, GET of what they read) instead of the
-    # store's credentials; off: they get the credentials Secret like grading pods
+    # agent and grading pods get presigned grants (POST under their own prefix, GET of what they read) instead of
+    # the store's credentials; off: they get the credentials Secret
     presigned_grants: bool = True
 
     @classmethod

@@ -63,15 +63,18 @@ def ts(value: str) -> datetime:
 
 
 def task_configmap_data(task_ids: list[str]) -> dict[str, str]:
-    """binaryData of a task-source ConfigMap: each sample's task file and its fixtures folder, keys the paths with
+    """binaryData of a task-source ConfigMap: each sample's task file and its fixtures folder (`tasks/<format>/
+    fixtures/<task>/`, which the task names relative to its own folder), keys the paths relative to that folder with
     `/` as `__` (the staging convention)."""
     data = {}
     for t in task_ids:
-        files = [*sorted((REPO / "tasks").glob(f"*/{t}.md")),
-                 *sorted(p for p in (REPO / "fixtures").glob(f"*/{t}/**/*") if p.is_file())]
-        assert files, f"no sample task {t}"
-        for f in files:
-            rel = f.name if f.suffix == ".md" and f.parent.parent == REPO / "tasks" else f.relative_to(REPO).as_posix()
+        task_files = sorted((REPO / "tasks").glob(f"*/{t}.md"))
+        assert len(task_files) == 1, f"sample task {t}: {task_files}"
+        folder = task_files[0].parent
+        fixtures = sorted(p for p in (folder / "fixtures" / t).rglob("*") if p.is_file())
+        assert fixtures, f"sample task {t} has no fixtures under {folder / 'fixtures' / t}"
+        for f in [task_files[0], *fixtures]:
+            rel = f.relative_to(folder).as_posix()
             data[rel.replace("/", "__")] = base64.b64encode(f.read_bytes()).decode()
     return data
 

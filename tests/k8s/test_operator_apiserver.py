@@ -82,7 +82,9 @@ def test_run_end_to_end(cluster, bucket, s3, s3_server, operator_factory):
             args = pod["spec"]["containers"][0]["command"]
             assert args[args.index("--agent-artifacts") + 1].endswith("/a1/agent/")
             env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
-            assert env["AWS_ACCESS_KEY_ID"]["valueFrom"]["secretKeyRef"]["name"] == "s3-creds"  # grading pods
+            assert "AWS_ACCESS_KEY_ID" not in env and "AWS_SECRET_ACCESS_KEY" not in env  # grants, as agent pods
+            assert json.loads(env["CLAWKUBE_UPLOAD_GRANT"]["value"])["prefix"].endswith("/a1/grade1/")
+            assert list(json.loads(env["CLAWKUBE_READ_GRANTS"]["value"])) == [args[args.index("--agent-artifacts") + 1]]
             score = 0.5 if "alpha" in name else 1.0
             scores[name] = score
             cluster.terminate(name, grade_msg(score))
@@ -250,7 +252,15 @@ def test_failed_upload_is_a_condition_and_is_retried(cluster, bucket, s3, s3_ser
     cluster.create_run(run_manifest("r6", ["alpha"], "not-yet", s3_server, trials=1))
     wait_for("agent pod", lambda: len(cluster.pods("agent")) == 1)
     _drive_agents(cluster)
+
+    def store_unavailable():  # the grading pod's presigned grants need the store: the trial says why it waits
+        c = {c["type"]: c for c in cluster.trial("r6-alpha-0").get("status", {}).get("conditions", [])}.get("Scheduled")
+        return c and c["status"] == "False" and c["reason"] == "ArtifactStoreUnavailable" and c["message"]
+    assert "not-yet" in wait_for("ArtifactStoreUnavailable", store_unavailable)
+    assert cluster.pods("grade") == []
+    s3.create_bucket(Bucket="not-yet")
     wait_for("grading pod", lambda: len(cluster.pods("grade")) == 1)
+    s3.delete_bucket(Bucket="not-yet")  # the store fails again when the operator uploads the result
     cluster.terminate(next(iter(cluster.pod_names("grade"))), grade_msg(0.7))
 
     def upload_failed():

@@ -47,11 +47,13 @@ def test_baseline_preskill_postskill_in_one_run(cluster, bucket, s3, s3_server, 
         mine = sorted((p for p in pods if p.startswith(name + "-a1-")),
                       key=lambda p: pods[p]["metadata"]["creationTimestamp"] + p)
         assert {p[len(name) + 4:] for p in mine} == set(suffixes), (mode, mine, trials[mode]["status"].get("errorMessage"))
-    for p in pods.values():  # agent-role pods: presigned grants instead of the store's credentials
-        names = {e["name"] for e in p["spec"]["containers"][0]["env"]}
-        agent_role = p["metadata"]["labels"]["clawkube.io/role"] == "agent"
-        assert ("AWS_SECRET_ACCESS_KEY" in names) != agent_role, p["metadata"]["name"]
-        assert ("CLAWKUBE_UPLOAD_GRANT" in names) == agent_role, p["metadata"]["name"]
+    for p in pods.values():  # every trial pod: presigned grants instead of the store's credentials
+        env = {e["name"]: e.get("value") for e in p["spec"]["containers"][0]["env"]}
+        assert "AWS_SECRET_ACCESS_KEY" not in env and "AWS_ACCESS_KEY_ID" not in env, p["metadata"]["name"]
+        assert "CLAWKUBE_UPLOAD_GRANT" in env, p["metadata"]["name"]
+        if p["metadata"]["labels"]["clawkube.io/role"] == "grade":  # reads exactly the graded attempt's artifacts
+            agent_uri = next(a for a in p["spec"]["containers"][0]["command"] if a.startswith("s3://"))
+            assert list(json.loads(env["CLAWKUBE_READ_GRANTS"])) == [agent_uri], p["metadata"]["name"]
     summary_pod = pods[f"{trials['postskill']['metadata']['name']}-a1-summary"]
     assert "grading" not in json.dumps(summary_pod["spec"]["volumes"])  # never a grading bundle
     env = {e["name"]: e.get("value") for e in summary_pod["spec"]["containers"][0]["env"]}

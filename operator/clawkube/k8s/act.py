@@ -80,7 +80,10 @@ class Actuator:
                 failed += 1
                 broken.add(target)
                 if isinstance(a, CreatePod) and isinstance(e, ApiException) and e.status in (400, 403, 422):
-                    self._pod_rejected(run, trials[a.trial], a, e, rv)
+                    self._pod_not_created(run, trials[a.trial], "PodRejected", f"pod {a.name} rejected: {_short(e)}", rv)
+                elif isinstance(a, CreatePod) and isinstance(e, ArtifactError):  # its presigned grants: S3 down
+                    self._pod_not_created(run, trials[a.trial], "ArtifactStoreUnavailable",
+                                          f"pod {a.name} waits for the artifact store: {_short(e)}", rv)
                 self.metrics.reconcile_errors.labels(ns, "act").inc()
                 level = logging.INFO if isinstance(e, ApiException) and e.status == 409 else logging.WARNING
                 log.log(level, "%s/%s: %s failed: %s", ns, target, type(a).__name__, _short(e))
@@ -167,15 +170,16 @@ class Actuator:
             runtime_class=s.agent_runtime_class, model_api_secret=s.model_api_secret, stage=a.stage,
             skills_uri=a.skills_uri, first_run=a.first_run,
             first_run_uri=a.agent_artifacts_uri if a.role == "agent" else None)
-        if a.role == "agent" and s.presigned_grants and store is not None and a.artifact_uri:
-            params = self._with_grants(run.namespace, store, params, [a.skills_uri, params.first_run_uri])
+        if s.presigned_grants and store is not None and a.artifact_uri:  # no store credentials in any trial pod
+            reads = [a.skills_uri, params.first_run_uri] if a.role == "agent" else [a.agent_artifacts_uri]
+            params = self._with_grants(run.namespace, store, params, reads)
         manifest = agent_pod(params) if a.role == "agent" else grade_pod(params, a.agent_artifacts_uri or "")
         if self.kube.create_pod(run.namespace, manifest):
             self.metrics.pods_created.labels(run.namespace, run.name, a.role).inc()
 
     def _with_grants(self, ns: str, store_spec: ArtifactStore, p: PodParams, reads: list[Optional[str]]) -> PodParams:
-        """Presigned grants for an agent-role pod: POST under its own artifact prefix, GET of each object it reads;
-        valid while the pod may still be pending or running."""
+        """Presigned grants for a trial pod (agent or grading role): POST under its own artifact prefix, GET of each
+        object it reads (a grading pod: the agent's artifacts); valid while the pod may still be pending or running."""
         s3 = self._store(ns, store_spec)
         seconds = p.deadline_seconds + self.settings.pending_timeout_seconds + self.settings.deadline_slack_seconds
         upload = s3.upload_grant(S3Uri.parse(p.artifact_uri or "").key, seconds)
@@ -183,18 +187,18 @@ class Actuator:
         return replace(p, upload_grant=json.dumps(upload, sort_keys=True),
                        read_grants=json.dumps(grants, sort_keys=True) if grants else None)
 
-    def _pod_rejected(self, run: RunObs, trial: TrialObs, a: CreatePod, e: ApiException, rv: dict[str, str]) -> None:
-        """The API refused the pod (admission, quota, invalid spec): say so on the trial; the next pass retries."""
-        msg = f"pod {a.name} rejected: {_short(e)}"
+    def _pod_not_created(self, run: RunObs, trial: TrialObs, reason: str, msg: str, rv: dict[str, str]) -> None:
+        """The pod could not be created (the API refused it: admission, quota, invalid spec; or its presigned grants
+        could not be made: the artifact store is down): say so on the trial; the next pass retries."""
         s = trial.status
-        conds = C.set_condition(s.conditions, C.SCHEDULED, False, "PodRejected", msg, self.now)
+        conds = C.set_condition(s.conditions, C.SCHEDULED, False, reason, msg, self.now)
         try:
             rv[trial.name] = self.kube.patch_status(run.namespace, TRIALS, trial.name,
                                                     _dump(s.model_copy(update={"conditions": conds})), rv.get(trial.name))
-            if not C.get(s.conditions, C.SCHEDULED) or C.get(s.conditions, C.SCHEDULED).reason != "PodRejected":
-                self._emit(run, Emit("TaskTrial", trial.name, "PodRejected", msg, "Warning"))
+            if not C.get(s.conditions, C.SCHEDULED) or C.get(s.conditions, C.SCHEDULED).reason != reason:
+                self._emit(run, Emit("TaskTrial", trial.name, reason, msg, "Warning"))
         except ApiException as err:
-            log.warning("%s/%s: could not record the rejected pod: %s", run.namespace, trial.name, _short(err))
+            log.warning("%s/%s: could not record that pod creation failed: %s", run.namespace, trial.name, _short(err))
 
     # ---- results
     def _store(self, ns: str, store_spec: ArtifactStore) -> S3Store:

@@ -3,9 +3,10 @@
 The firewall on the cluster: the agent pod mounts only the task's agent bundle ConfigMap; the grading
 bundle (grader code, ground truth) is mounted only by the grading pod, which the operator creates after
 the agent pod has terminated. Neither pod gets a service-account token. The agent pod hands its
-workspace/transcript to the grading pod through the artifact store (CLAWKUBE_ARTIFACT_URI). Agent-role pods get
-presigned grants instead of the store's credentials (CLAWKUBE_UPLOAD_GRANT: write under their own prefix only;
-CLAWKUBE_READ_GRANTS: the objects they read), so nothing in them can read other trials' or grading output.
+workspace/transcript to the grading pod through the artifact store (CLAWKUBE_ARTIFACT_URI). Agent-role and grading
+pods get presigned grants instead of the store's credentials (CLAWKUBE_UPLOAD_GRANT: write under their own prefix
+only; CLAWKUBE_READ_GRANTS: the objects they read, for a grading pod the agent's artifacts), so nothing in them - the
+agent, or agent code a grader runs - can read other trials' or grading output, or rewrite earlier results.
 
     agent pod   <trial>-a<N>-agent      init "unpack": agent bundle ConfigMap -> /clawkube/bundle
                                         main "agent":  clawkube pod agent --bundle --workspace --out ...
