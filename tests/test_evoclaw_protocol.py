@@ -223,7 +223,8 @@ def test_three_mode_metrics():
 
 def test_the_grading_process_fast_path_imports_no_pydantic(tmp_path: Path):
     """EvoClawBench's grading module runs on the standard library (most of a trial's overhead is the grading
-    process's start-up) and uses the judge key variable the rest of the project uses."""
+    process's start-up; the judge client only for judged tasks) and uses the judge key variable the rest of the
+    project uses."""
     import subprocess
     import sys
 
@@ -233,7 +234,8 @@ def test_the_grading_process_fast_path_imports_no_pydantic(tmp_path: Path):
     assert grading.KEY_ENV == KEY_ENV
     code = ("import sys, clawkube.lifecycle.grader_main, clawkube.benchmarks.evoclaw.grading as g; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'yaml') or "
-            "m.startswith('clawkube.contracts') or m.startswith('clawkube.benchmarks.evoclaw.plugin')))")
+            "m.startswith('clawkube.contracts') or m.startswith('clawkube.benchmarks.evoclaw.plugin') or "
+            "m in ('clawkube.benchmarks.evoclaw.judge', 'urllib.request', 'traceback')))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env={"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "operator")})
     assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr

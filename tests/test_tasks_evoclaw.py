@@ -196,3 +196,39 @@ def test_template_is_skipped_and_a_missing_fixture_makes_a_task_unavailable(tmp_
     assert err.problem.startswith("workspace file 'assets/x/notes.txt' does not exist")
     with pytest.raises(TaskUnavailable):
         evoclaw.load(tmp_path / "evoclawbench" / "tasks" / "task_77_x.md")
+
+
+QUICK_CASES = {
+    "plain": ("id: t_plain\ngrading_type: automated\n", True, "t_plain"),
+    "quoted": ('id: "t_quoted"\nsub_problems: []\n', True, "t_quoted"),
+    "commented": ("id: t_c  # the id\ngrading_type: hybrid\n", True, "t_c"),
+    "two_ids": ("id: first\ngrading_type: automated\nid: second\n", True, None),  # YAML keeps the last: ask it
+    "flow_style": ("{id: t_flow, grading_type: automated}\n", None, None),  # no key line: YAML decides
+    "nested_key_only": ("id: t_n\nmeta:\n  grading_type: automated\n", None, None),
+    "odd_id": ("id: 'has space'\ngrading_type: automated\n", True, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUICK_CASES))
+def test_the_quick_frontmatter_scan_agrees_with_the_yaml_or_defers_to_it(tmp_path: Path, name: str):
+    """detect/task_id read the text only (a run's selector passes over the 100-file corpus); what the text does not
+    settle goes to the YAML, so both give what the YAML gives."""
+    from clawkube.benchmarks.evoclaw import plugin
+
+    front, detected, quick_id = QUICK_CASES[name]
+    p = tmp_path / f"{name}.md"
+    p.write_text(f"---\n{front}---\n\n## Prompt\n\nDo it.\n")
+    q = plugin._quick(p)
+    assert (q[0] if q else None, q[1] if q else None) == (detected, quick_id)
+    yaml_front = plugin._frontmatter(p)
+    assert PLUGIN.detect(p) == any(k in yaml_front for k in plugin._KEYS)
+    assert PLUGIN.task_id(p) == yaml_front.get("id")
+
+
+def test_a_malformed_frontmatter_is_still_reported_when_its_task_is_loaded(tmp_path: Path):
+    (tmp_path / "task_bad.md").write_text("---\nid: task_bad\ngrading_type: automated\nsub_problems: [\n---\n\nx\n")
+    assert PLUGIN.detect(tmp_path / "task_bad.md")  # claimed from the text: the YAML is read when it loads
+    for ids in ((), ("task_bad",), ("task_*",)):
+        report = load_tasks(tmp_path, ids=ids)
+        assert not report.tasks and len(report.errors) == 1 and "YAML" in report.errors[0].problem, ids
+    assert not load_tasks(tmp_path, ids=("other",)).errors  # a run of another task passes over it

@@ -45,6 +45,11 @@ class Sandbox(ABC):
     def close(self) -> None:
         """Kill every process still in the sandbox and release it. Idempotent."""
 
+    def run_one(self, spec: ExecSpec) -> ExecResult:
+        """Open, run one process tree, close (`run_once`). A backend may do it in fewer steps."""
+        with self:
+            return self.exec(spec)
+
     def services(self) -> list[Endpoint]:
         """TCP servers listening on the open sandbox's own loopback (e.g. started by its warmup), as endpoints
         another sandbox may be allowed to reach (`Endpoint.netns`); the sandbox's own forwards are not among them.
@@ -115,5 +120,4 @@ def open_sandbox(name: str, spec: SandboxSpec) -> Sandbox:
 
 def run_once(name: str, sandbox: SandboxSpec, spec: ExecSpec) -> ExecResult:
     """Open a sandbox, run one process tree in it, close it."""
-    with backend(name)(sandbox) as sb:
-        return sb.exec(spec)
+    return backend(name)(sandbox).run_one(spec)

@@ -65,7 +65,7 @@ class _Writer:
         for name, f in _walk(src, dest):
             self.add_bytes(f"{prefix}/{name}", f.read_bytes())
 
-    def bytes(self) -> bytes:
+    def bytes(self, compresslevel: int = 9) -> bytes:
         raw = io.BytesIO()
         with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
             for name in sorted(self.entries):
@@ -74,12 +74,14 @@ class _Writer:
                 ti.size, ti.mtime, ti.mode = len(data), 0, 0o644
                 tar.addfile(ti, io.BytesIO(data))
         out = io.BytesIO()
-        with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz:
+        with gzip.GzipFile(fileobj=out, mode="wb", mtime=0, compresslevel=compresslevel) as gz:
             gz.write(raw.getvalue())
         return out.getvalue()
 
 
-def agent_bundle(task: TaskSpec, harness: str) -> bytes:
+def agent_bundle(task: TaskSpec, harness: str, compresslevel: int = 9) -> bytes:
+    """The agent side of a task as a tar.gz (a ConfigMap on the cluster; `compresslevel` 0 where it is extracted
+    at once, as the local runner does: the same bytes inside, no time spent compressing them)."""
     plugin = registry.get(task.format)
     layout = plugin.workspace_layout(task)
     w = _Writer()
@@ -102,10 +104,10 @@ def agent_bundle(task: TaskSpec, harness: str) -> bytes:
                              skills_path=layout.skills_path, authoring_skills=[s.name for s in authoring],
                              benchmark_data=plugin.agent_data(task))
     w.add_bytes(AGENT_MANIFEST, manifest.model_dump_json(indent=1).encode())
-    return w.bytes()
+    return w.bytes(compresslevel)
 
 
-def grading_bundle(task: TaskSpec) -> bytes:
+def grading_bundle(task: TaskSpec, compresslevel: int = 9) -> bytes:
     plugin = registry.get(task.format)
     layout = plugin.workspace_layout(task)
     w = _Writer()
@@ -125,7 +127,7 @@ def grading_bundle(task: TaskSpec) -> bytes:
         grading_weights=task.grading_weights, env_snapshot_files=task.env_snapshot_files,
         env_snapshot_commands=task.env_snapshot_commands, files=dests, benchmark_data=plugin.grading_data(task))
     w.add_bytes(GRADING_MANIFEST, manifest.model_dump_json(indent=1).encode())
-    return w.bytes()
+    return w.bytes(compresslevel)
 
 
 def digest(data: bytes) -> str:

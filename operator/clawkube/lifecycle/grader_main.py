@@ -13,7 +13,6 @@ import importlib
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 
 
@@ -24,6 +23,7 @@ def main(argv: list[str]) -> int:
     from ..benchmarks import registry
     from ..contracts.grading import GradeOutput, GradeRequest, GraderResult
     from ..contracts.judge import KEY_ENV, Judge
+    import traceback
 
     req = GradeRequest.model_validate(raw)
     try:

@@ -435,13 +435,62 @@ def chown_tree(root: Path, uid: int, gid: Optional[int] = None) -> None:
             pass
 
 
+RMTREE_DEPTH = 64  # deeper trees (an agent's) go to coreutils rm, which has no depth limit
+
+
 def rmtree(path: Path) -> None:
-    """Remove a tree of any depth without following links (coreutils rm: no recursion limit, stays on one
-    filesystem)."""
+    """Remove a tree of any depth without following links, staying on one filesystem. In process (descriptor
+    based, never a path through a link) for ordinary trees; anything else (deeper than RMTREE_DEPTH, another
+    filesystem below, an error) goes to coreutils `rm -rf --one-file-system`, as every removal once did (a
+    process per removal, several per trial)."""
     if not os.path.lexists(path):
         return
+    try:
+        _remove_in_process(Path(path))
+        return
+    except OSError:
+        pass
     subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, check=False)
+
+
+def _remove_in_process(path: Path) -> None:
+    top = os.lstat(path)
+    if not stat.S_ISDIR(top.st_mode):
+        os.unlink(path)
+        return
+    # (descriptor of a folder, its subfolders still to visit, its name in the folder above); each folder is read once
+    stack: list[tuple[int, list[str], str]] = []
+
+    def enter(fd: int, name: str) -> None:
+        stack.append((fd, [], name))
+        if os.fstat(fd).st_dev != top.st_dev:
+            raise OSError(f"{name}: another filesystem")
+        with os.scandir(fd) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    stack[-1][1].append(e.name)
+                else:
+                    os.unlink(e.name, dir_fd=fd)
+
+    try:
+        enter(os.open(path, _DIR), "")
+        while stack:
+            fd, subs, _ = stack[-1]
+            if subs:
+                if len(stack) >= RMTREE_DEPTH:
+                    raise OSError(f"deeper than {RMTREE_DEPTH} folders")
+                name = subs.pop()
+                enter(os.open(name, _DIR, dir_fd=fd), name)
+                continue
+            _, _, name = stack.pop()
+            os.close(fd)
+            if stack:
+                os.rmdir(name, dir_fd=stack[-1][0])
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+    os.rmdir(path)
 
 
 def write_json(path: Path, obj) -> None:

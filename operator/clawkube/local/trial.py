@@ -92,7 +92,9 @@ def prepare(task_spec, harness: str, private_root: Path) -> PreparedTask:
     """Build and extract the task's bundles under private_root (hidden from agents)."""
     base = private_root / "tasks" / task_spec.id
     agent_dir, grading_dir = base / "agent", base / "grading"
-    for d, data in ((agent_dir, bundles.agent_bundle(task_spec, harness)), (grading_dir, bundles.grading_bundle(task_spec))):
+    stored = 0  # extracted at once: not worth compressing
+    for d, data in ((agent_dir, bundles.agent_bundle(task_spec, harness, stored)),
+                    (grading_dir, bundles.grading_bundle(task_spec, stored))):
         if d.exists():
             shutil.rmtree(d)
         bundles.extract(data, d)

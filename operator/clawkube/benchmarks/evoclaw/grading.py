@@ -17,12 +17,13 @@ import importlib.util
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from . import judge as judging
 from .transcript import to_openclaw
+
+if TYPE_CHECKING:
+    from . import judge as judging
 
 KEY_ENV = "CLAWKUBE_JUDGE_API_KEY"  # contracts.judge.KEY_ENV (a test keeps them equal)
 AUTO, JUDGE = "automated.", "llm_judge."
@@ -70,6 +71,8 @@ def run(req: dict[str, Any], judge: Optional[judging.Judge]) -> dict[str, Any]:
     details: dict[str, Any] = {"grading_type": kind, "notes": ""}
     if kind == "automated":
         return {"scores": auto, "details": details}
+    from . import judge as judging  # only a judged task's grading loads it (dataclasses, inspect: ~10 ms)
+
     verdict = judging.judge(judge, judging.JudgeTask(**data.get("judge", {})), records, Path(req["workspace_path"]))
     details["notes"] = verdict.notes
     raw = {f"{JUDGE}{k}": v for k, v in verdict.breakdown.items()}
@@ -86,6 +89,8 @@ def main(req: dict[str, Any]) -> int:
     try:
         out = {"ok": True, **run(req, judge)}
     except BaseException as e:  # the grader's own failure, reported, never a score
+        import traceback
+
         out = {"ok": False, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
         print(out["traceback"], file=sys.stderr)
     Path(req["output_path"]).write_text(json.dumps(out))
