@@ -7,8 +7,10 @@ The same tasks of the shared EvoClawBench corpus, a do-nothing agent, the same n
 - this project: `python -m clawkube run run.yaml` with the `nop` agent, its default isolation (sandboxed agent and
   grader).
 Each side is a fresh command (start-up, task loading, every trial, results), timed from the outside, in
-alternating rounds so machine load hits both alike. Per-trial time = wall time / trials; the figure is the ratio of
-the medians (this project / the benchmark's runner). Target: at most 2.
+alternating rounds (each side first every other round) so machine load hits both alike. Per-trial time = wall
+time / trials; the figure is the ratio of the medians (this project / the benchmark's runner). Target: at most 2.
+Also printed: the CPU time (user + system) of each side's whole process tree per trial, and the 1-min load
+average before and after each round (the figure means little on a loaded machine: say the load with it).
 """
 from __future__ import annotations
 
