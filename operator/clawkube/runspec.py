@@ -153,6 +153,9 @@ class ClawEvalSpec(_Camel):
 
     image: Optional[str] = None
     services_image: Optional[str] = None
+    # a Secret whose keys become env of the svc-claweval sidecar only (its mocks inherit them), for mocks that call
+    # real APIs, e.g. SERP_DEV_KEY of the web_real services; never of the agent container or the grading pod
+    services_secret: Optional[str] = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
     def services_image_ref(self) -> Optional[str]:
         if self.services_image or not self.image:

@@ -135,3 +135,14 @@ def test_staging_with_the_image_points_the_task_at_its_checkout(tmp_path):
     extract(result.tasks[0].agent_bundle, tmp_path / "b")
     m = json.loads((tmp_path / "b" / AGENT_MANIFEST).read_text())
     assert m["setup_error"] is None and m["benchmark_data"]["checkout"] == "/opt/claw-eval"
+
+
+def test_services_secret_reaches_the_sidecar_only():
+    p = params()
+    p = PodParams(**{**p.__dict__, "run_spec": run_spec(clawEval={"image": IMAGE, "servicesSecret": "web-keys"})})
+    pod = agent_pod(p)
+    main, svc = pod["spec"]["containers"]
+    assert svc["envFrom"] == [{"secretRef": {"name": "web-keys"}}]
+    assert "envFrom" not in main and "web-keys" not in str(main)
+    assert "web-keys" not in str(grade_pod(p, "s3://b/agent/"))
+    assert "envFrom" not in agent_pod(params())["spec"]["containers"][1]

@@ -265,6 +265,8 @@ def _add_claweval_sidecar(pod: dict[str, Any], p: PodParams) -> None:
                          {**sidecars.MOUNT, "readOnly": True}, {"name": "claweval-tmp", "mountPath": "/tmp"}],
         "resources": {"requests": CLAWEVAL_SIDECAR_REQUESTS, "limits": CLAWEVAL_SIDECAR_LIMITS},
         "securityContext": _hardened(),
+        **({"envFrom": [{"secretRef": {"name": p.run_spec.claw_eval.services_secret}}]}
+           if p.run_spec.claw_eval is not None and p.run_spec.claw_eval.services_secret else {}),
     })
 
 
