@@ -9,6 +9,9 @@ and a partial one over three services under injected errors for robustness, and 
 user runs in the sidecar on the judge).
 
 A run without the image fails at staging with a status message saying what to do (never hangs, never zeros).
+The nop agent over one task per kind of mock service (17 tasks; not `web_real*`, which calls a real web API): every
+trial graded, no infra error (each mock starts in the sidecar's read-only container, its audit is read), the audit
+of every service of the task kept, and each score equal to the local runner's nop score.
 Set CLAWKUBE_E2E_KEEP=1 to keep the namespace.
 """
 from __future__ import annotations
@@ -242,3 +245,74 @@ def test_claweval_tasks_on_the_cluster_score_as_locally(stack, checkout):
 
 def _fmt(s: dict[str, Any]) -> str:
     return f"{s['task_score']:.4f} (c={s['completion']:.4f} r={s['robustness']:.2f} s={s['safety']:g})"
+
+
+def _one_task_per_mock(root: Path) -> list[str]:
+    """The first task (by id) that starts each kind of mock service of the checkout, except web_real*."""
+    import re
+
+    seen: dict[str, str] = {}
+    for f in sorted((root / "tasks").glob("*/task.yaml")):
+        for svc in yaml.safe_load(f.read_text()).get("services") or []:
+            m = re.search(r"mock_services/([a-z_]+)/", svc.get("command", ""))
+            if m and not m.group(1).startswith("web_real"):
+                seen.setdefault(m.group(1), f.parent.name)
+    return sorted(set(seen.values()))
+
+
+def test_nop_over_every_kind_of_mock_service(stack, checkout):
+    from clawkube.modelserver import Script, ServerThread
+    from kubernetes import client
+
+    st = stack
+    root, py = checkout
+    tasks = _one_task_per_mock(root)
+    assert len(tasks) >= 10, tasks
+    core = client.CoreV1Api(st["api"])
+    data: dict[str, str] = {}
+    for t in tasks:
+        data.update(_task_files(root, t))
+    core.create_namespaced_config_map(st["ns"], {"metadata": {"name": "nop-tasks"}, "binaryData": data})
+    judge = Script.model_validate({"rules": [{"when": {"model": "judge"}, "text": '{"score": 0.0, "reasoning": "nop"}'}]})
+    # the local runner's nop scores
+    work = Path(tempfile.mkdtemp(prefix="ce-nop-local-", dir=st["logs"]))
+    with ServerThread(judge) as s:
+        run = {"tasks": {"path": str(root / "tasks")}, "selector": {"ids": tasks}, "agent": {"harness": "nop"},
+               "judge": {"baseUrl": s.url + "/v1", "model": "judge", "apiKeyEnv": "NOP_JUDGE_KEY"}, "parallelism": 2}
+        (work / "run.yaml").write_text(yaml.safe_dump(run))
+        p = subprocess.run([sys.executable, "-m", "clawkube", "run", str(work / "run.yaml"), "--out", str(work / "out"),
+                            "--quiet"], env={**os.environ, "PYTHONPATH": str(REPO / "operator"), "NOP_JUDGE_KEY": "x",
+                                             "CLAWKUBE_CLAWEVAL_PYTHON": py}, capture_output=True, text=True,
+                           timeout=1800)
+    local = {}
+    for f in sorted((work / "out" / "trials").glob("*/*/result.json")):
+        r = json.loads(f.read_text())
+        assert r.get("score") is not None, (f, r.get("error_kind"), r.get("error_message"), p.stderr[-1000:])
+        local[r["task_id"]] = r["score"]["score"]
+    assert set(local) == set(tasks), p.stderr[-2000:]
+    with ServerThread(judge, host=NODE_IP) as s:
+        m = _run_manifest("nop-all", tasks[0], s.url, 0.0, 7, st["s3"], {"image": f"local.test/clawkube-claweval:{TAG}"})
+        m["spec"].update(tasks={"configMap": "nop-tasks"}, selector={"ids": tasks}, agent={"harness": "nop"},
+                         parallelism=4)
+        _kubectl(st["kc"], "apply", "-n", st["ns"], "-f", "-", input=json.dumps(m))
+        _wait_run(st, "nop-all", 1800)
+    trials = _custom(st).list_namespaced_custom_object(G, V, st["ns"], "tasktrials",
+                                                       label_selector="clawkube.io/run=nop-all")["items"]
+    assert {t["spec"]["taskId"] for t in trials} == set(tasks)
+    s3c = st["s3"].client()
+    keys = [o["Key"] for page in s3c.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix="nop-all/")
+            for o in page.get("Contents", [])]
+    bad = []
+    for t in trials:
+        tid, ts = t["spec"]["taskId"], t["status"]
+        if ts.get("score") is None or ts.get("errorKind") or ts.get("attempt") != 1:
+            bad.append((tid, ts.get("errorKind"), ts.get("errorMessage"), ts.get("attempt")))
+            continue
+        services = [x["name"] for x in yaml.safe_load((root / "tasks" / tid / "task.yaml").read_text())["services"]]
+        audit = {k.rsplit("/", 1)[1] for k in keys if f"/{tid}/" in k and "/agent/audit/" in k}
+        if audit != {f"{x}.json" for x in services}:
+            bad.append((tid, "audit", sorted(audit), services))
+        if abs(ts["score"]["score"] - local[tid]) > 1e-6:
+            bad.append((tid, "score", ts["score"]["score"], local[tid]))
+    log(f"nop over {len(tasks)} tasks: cluster {sorted((t['spec']['taskId'], (t['status'].get('score') or {}).get('score')) for t in trials)}")
+    assert not bad, bad
