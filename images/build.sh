@@ -6,6 +6,11 @@
 #
 #   images/build.sh [--no-import] [--harnesses all|NAME,NAME]
 #                                      (root; the cluster's containerd must be running unless --no-import)
+#   images/build.sh ... --claw-eval CHECKOUT   also the CLAW-Eval images from a checkout of claw-eval/claw-eval:
+#     local.test/clawkube-claweval-services:dev  the agent pod's svc-claweval sidecar: the checkout at /opt/claw-eval
+#                                                without graders and grading-only files (clawkube.benchmarks.claweval.imagefiles)
+#     local.test/clawkube-claweval:dev           the grading pods of CLAW-Eval trials: the same + the grading-only files
+#     both with clawkube's and the checkout's Python requirements (its dependencies + the "mock" extra) resolved together
 #   --harnesses: also local.test/clawkube-agent-<harness>:dev = the agent image + the real harness, installed by
 #   `clawkube harness install` into images.json's harness_home (the same path here and in the image)
 #
@@ -21,10 +26,12 @@ CACHE=${CLAWKUBE_IMAGE_CACHE:-$HOME/.cache/clawkube/images}
 TAG=${CLAWKUBE_IMAGE_TAG:-dev}
 IMPORT=1
 HARNESSES=""
+CLAWEVAL=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-import) IMPORT=0 ;;
     --harnesses) HARNESSES=${2:?--harnesses needs all or NAME,NAME}; shift ;;
+    --claw-eval) CLAWEVAL=$(cd "${2:?--claw-eval needs a CLAW-Eval checkout}" && pwd) || exit 2; shift ;;
     *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -68,12 +75,17 @@ rootfs_layer() {  # NAME PACKAGES: a cached layer tar of a debootstrapped bookwo
   echo "$out"
 }
 
-deps_layer() {  # a cached layer of the package's dependencies (pip --target, binary wheels for CPython 3.11)
+deps_layer() {  # [CHECKOUT]: a cached layer of the package's dependencies (pip --target, binary wheels for CPython
+  # 3.11); with a CLAW-Eval checkout also its dependencies and its "mock" extra, resolved together with ours
   local deps key out
   # the package's dependencies and what the benchmarks' graders import (optional group "graders")
   deps=$(python3 -c 'import sys, tomllib; p = tomllib.load(open(sys.argv[1], "rb"))["project"]; print("\n".join(sorted(p["dependencies"] + p.get("optional-dependencies", {}).get("graders", []))))' "$REPO/pyproject.toml")
+  if [ -n "${1:-}" ]; then
+    [ -f "$1/pyproject.toml" ] || die "$1 has no pyproject.toml: not a CLAW-Eval checkout"
+    deps=$(printf '%s\n%s' "$deps" "$(python3 -c 'import sys, tomllib; p = tomllib.load(open(sys.argv[1], "rb"))["project"]; print("\n".join(sorted(p["dependencies"] + p.get("optional-dependencies", {}).get("mock", []))))' "$1/pyproject.toml")")
+  fi
   key=$(printf '%s\n' "$deps" | sha256sum | cut -c1-16)
-  out="$CACHE/deps-$key.tar"
+  out="$CACHE/${1:+claweval-}deps-$key.tar"   # claweval-deps-*: kept by builds without --claw-eval
   if [ ! -f "$out" ]; then
     log "pip-installing the dependencies: $(echo $deps)"
     local d="$WORK/deps"
@@ -108,6 +120,19 @@ app_layer() {  # the package from this checkout: wheel -> $SITE, and /usr/local/
   echo "$out"
 }
 
+claweval_layers() {  # CHECKOUT: the services and grading layers of the CLAW-Eval images (never cached: the checkout
+  # may change; nothing of it goes into this repository)
+  local d="$WORK/claweval"
+  log "splitting the CLAW-Eval checkout $1 (services / grading-only files)"
+  PYTHONPATH="$REPO/operator" python3 -m clawkube.benchmarks.claweval.imagefiles "$1" "$d/services" "$d/grading" >&2 ||
+    die "cannot split the CLAW-Eval checkout $1"
+  mkdir -p "$d/services" "$d/grading"
+  python3 "$HERE/mkimage.py" layer "$d/services" "$WORK/claweval-services.tar" >/dev/null
+  python3 "$HERE/mkimage.py" layer "$d/grading" "$WORK/claweval-grading.tar" >/dev/null
+  rm -rf "$d"
+  echo "claweval-services=$WORK/claweval-services.tar claweval-grading=$WORK/claweval-grading.tar"
+}
+
 harness_layer() {  # NAME: a cached layer of the harness (and Node for npm harnesses) under images.json's harness_home
   local name=$1 home key out d
   home=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["harness_home"])' "$HERE/images.json")
@@ -132,6 +157,11 @@ while read -r name pkgs; do layers+=("$name=$(rootfs_layer "$name" "$pkgs")"); d
 layers+=("deps=$(deps_layer)" "app=$(app_layer)")
 [ "$HARNESSES" = all ] && HARNESSES=$(python3 "$HERE/imagespec.py" harnesses | paste -sd, -)
 for h in ${HARNESSES//,/ }; do layers+=("harness-$h=$(harness_layer "$h")"); done
+if [ -n "$CLAWEVAL" ]; then
+  layers+=("claweval-deps=$(deps_layer "$CLAWEVAL")")
+  # shellcheck disable=SC2207
+  layers+=($(claweval_layers "$CLAWEVAL"))
+fi
 python3 "$HERE/imagespec.py" archive "$TAG" "${layers[@]}" > "$WORK/spec.json"
 for f in "$CACHE"/rootfs-*.tar "$CACHE"/deps-*.tar; do  # drop cached layers that no image uses any more (harness
   # layers stay: a build without --harnesses does not use them)
@@ -144,4 +174,4 @@ if [ $IMPORT = 1 ]; then
   log "importing into containerd (namespace k8s.io)"
   ctr -n k8s.io images import "$CACHE/clawkube-images.tar" >/dev/null
 fi
-log "done: $CACHE/clawkube-images.tar (local.test/clawkube-{operator,agent,grader}:$TAG${HARNESSES:+; agent images with $HARNESSES})"
+log "done: $CACHE/clawkube-images.tar (local.test/clawkube-{operator,agent,grader}:$TAG${HARNESSES:+; agent images with $HARNESSES}${CLAWEVAL:+; the CLAW-Eval images from $CLAWEVAL})"

@@ -4,11 +4,16 @@
     imagespec.py rootfs                                   lines "NAME PKG,PKG,..." for each debootstrapped rootfs
     imagespec.py harnesses                                the harness of each per-harness agent image, one a line
     imagespec.py archive TAG ROOTFS_NAME=LAYER... deps=LAYER app=LAYER [harness-NAME=LAYER...]
+                     [claweval-deps=LAYER claweval-services=LAYER claweval-grading=LAYER]
                                                           a mkimage.py archive spec (JSON) on stdout
 
 A per-harness agent image (images.json "harness_images") is its base image plus one layer holding the harness
 installed by `clawkube harness install` under "harness_home" (the same path as on the build machine, so venv and
 npm paths hold); it is in the archive only when its layer is given.
+
+The CLAW-Eval images (images.json "claweval", `build.sh --claw-eval CHECKOUT`), only when their layers are given:
+the services image = rootfs + claweval-deps (clawkube's and the checkout's Python requirements, resolved together)
++ app + the checkout without grading-only files; the grading image = the same + the grading-only files.
 """
 from __future__ import annotations
 
@@ -43,6 +48,16 @@ def archive_spec(defs: dict, tag: str, layers: dict[str, str]) -> dict:
                                                                  layers[key]],
                        "entrypoint": base["entrypoint"], "user": defs["user"], "workdir": base["workdir"],
                        "env": {**defs["env"], "CLAWKUBE_HARNESS_HOME": defs["harness_home"]}})
+    ce = defs.get("claweval")
+    if ce and "claweval-services" in layers:
+        base = [layers[ce["rootfs"]], layers["claweval-deps"], layers["app"], layers["claweval-services"]]
+        env = {**defs["env"], "CLAWKUBE_CLAWEVAL_CHECKOUT": ce["checkout"]}
+        images.append({"tag": f"{ce['services_repo']}:{tag}", "layers": base,
+                       "entrypoint": ["python", "-m", "clawkube.benchmarks.claweval.sidecar"], "user": defs["user"],
+                       "workdir": ce["checkout"], "env": env})
+        images.append({"tag": f"{ce['repo']}:{tag}", "layers": [*base, layers["claweval-grading"]],
+                       "entrypoint": ["clawkube", "pod", "grade"], "user": defs["user"], "workdir": "/home/clawkube",
+                       "env": env})
     return {"images": images}
 
 

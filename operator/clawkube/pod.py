@@ -11,7 +11,8 @@ a one-line JSON summary to its termination message (contracts/termination.py), w
 TaskTrial status.
 The agent pod's task services run as sidecar containers (services/sidecars.py): `pod agent` hands them an admin
 token, waits for them, resets them, collects their audit logs into --out/audit/ after the agent, and shuts them
-down so the pod completes.
+down so the pod completes. A benchmark with its own environment sidecar (`Benchmark.pod_environment`: CLAW-Eval's
+svc-claweval) is driven the same way through its client, which also gives the agent its MCP servers and prompt.
 Stages (`--stage`, a stage of the trial plan of $CLAWKUBE_MODE, plan.py): an `execute` stage (`first_run`) is
 an execution like any other; an `author` stage (`authoring`, `summary`) runs the skill-writing phase
 (skills/writing.py) and uploads the skills it wrote under --out/skills/; one told about an earlier execution
@@ -49,6 +50,8 @@ from .results.model import ErrorKind
 from .services import sidecars
 from .services.command import agent_env as service_env
 from .services.sidecars import SidecarServices
+from .benchmarks import registry
+from .benchmarks.base import AgentSetup, EnvironmentStartError, TrialEnvironment
 from .benchmarks.evoclaw.protocol import phase_of
 from .runspec import EvalMode
 from .skills import scan
@@ -213,24 +216,57 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
             fetch_folder(penv.skills_uri, authored, required=False)
         except Exception as e:
             raise RuntimeError(f"cannot fetch the authored skills from {penv.skills_uri}: {e}") from e
-    services = SidecarServices(m.services, Path(os.environ.get(sidecars.TOKEN_ENV) or sidecars.TOKEN_FILE),
-                               bdir / bundles.SERVICES_DIR)
+    own = registry.get(m.format).pod_environment(m)  # a benchmark's own environment sidecar (CLAW-Eval)
+    services = own if own is not None else _GenericSidecars(SidecarServices(
+        m.services, Path(os.environ.get(sidecars.TOKEN_ENV) or sidecars.TOKEN_FILE), bdir / bundles.SERVICES_DIR))
     try:
-        urls = services.start()
-        services.reset()
+        try:
+            services.start()
+        except EnvironmentStartError as e:
+            raise phases.InfraError(f"services: {e}") from e
+        urls = services.urls
         env = {**env, **service_env(urls)}
         initial, box = phases.setup(dirs, pm, iso, env, authored, urls, agent)
         with box:
+            setup = services.agent_setup(dirs.home)
             before = hashes(dirs.skills)
-            ctx = phases.agent_context(dirs, pm, agent, model, phase_args(agent_args, "execution"), env, urls, box)
+            ctx = phases.agent_context(dirs, pm, agent, model, phase_args(agent_args, "execution"), env, urls, box,
+                                       setup)
             ap = phases.run_agent(dirs, ctx, agent, box, timeout)
-        services.collect(dirs.audit)
+        try:
+            services.collect(out)
+        except EnvironmentStartError as e:
+            raise phases.InfraError(f"audit: {e}") from e
     finally:
         services.stop()
     phases.capture(dirs, initial)
     summary.skills = skill_report("authored" if authored else "task", before, dirs.skills)
     workspace.write_json(out / "skills.json", summary.skills.model_dump())
     return ap
+
+
+class _GenericSidecars(TrialEnvironment):
+    """The task's generic services (services/sidecars.py) as a trial environment."""
+
+    def __init__(self, services: SidecarServices):
+        self.services = services
+
+    def start(self) -> None:
+        self.services.start()
+        self.services.reset()
+
+    def stop(self) -> None:
+        self.services.stop()
+
+    @property
+    def urls(self) -> dict[str, str]:
+        return dict(self.services.urls)
+
+    def agent_setup(self, home: Path) -> AgentSetup:
+        return AgentSetup()
+
+    def collect(self, out: Path) -> None:
+        self.services.collect(out / "audit")
 
 
 def _mode(penv: PodEnv, stage: trial_plan.Stage) -> str:

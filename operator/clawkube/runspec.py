@@ -144,6 +144,34 @@ class ArtifactStore(_Camel):
     credentials_secret: Optional[str] = None  # Secret with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
 
 
+class ClawEvalSpec(_Camel):
+    """CLAW-Eval's code for a run. Locally the checkout is named by `--claw-eval` (or found above the tasks); on a
+    cluster the pods take it from an image built from a checkout (`images/build.sh --claw-eval DIR`):
+    `image` (the whole checkout: the grading pods of CLAW-Eval trials) and `servicesImage` (the checkout without
+    graders and grading-only files: the agent pod's "svc-claweval" sidecar, with the task's mock services).
+    Unset `servicesImage`: `image` with `-services` added to its repository (as build.sh names it)."""
+
+    image: Optional[str] = None
+    services_image: Optional[str] = None
+    # a Secret whose keys become env of the svc-claweval sidecar only (its mocks inherit them), for mocks that call
+    # real APIs, e.g. SERP_DEV_KEY of the web_real services; never of the agent container or the grading pod
+    services_secret: Optional[str] = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+    def services_image_ref(self) -> Optional[str]:
+        if self.services_image or not self.image:
+            return self.services_image
+        return services_image_of(self.image)
+
+
+def services_image_of(image: str) -> str:
+    """`reg/clawkube-claweval:dev` -> `reg/clawkube-claweval-services:dev` (a digest or tag stays as it is)."""
+    for sep in ("@", ":"):
+        head, found, tail = image.rpartition(sep)
+        if found and "/" not in tail:
+            return f"{head}-services{sep}{tail}"
+    return f"{image}-services"
+
+
 class BenchmarkRunSpec(_Camel):
     tasks: TaskSource
     selector: TaskSelector = Field(default_factory=TaskSelector)
@@ -162,6 +190,7 @@ class BenchmarkRunSpec(_Camel):
     error_injection_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     seed: int = 0
     judge: Optional[JudgeSpec] = None  # LLM judge for graders; unset: judge-dependent trials are grading errors
+    claw_eval: Optional[ClawEvalSpec] = None  # cluster: the images holding a CLAW-Eval checkout
 
 
     @model_validator(mode="after")

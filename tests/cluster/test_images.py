@@ -130,3 +130,34 @@ def test_parse_cri_log_joins_partial_lines_per_stream():
     assert parse_cri_log(text) == {"stdout": "hello world\n\n", "stderr": "oops\n"}
     with pytest.raises(ValueError, match="not a CRI log line"):
         parse_cri_log("garbage\n")
+
+
+def test_claweval_images_only_with_their_layers_and_graders_only_in_the_grading_one():
+    defs = imagespec.load()
+    base = {"base": "B", "agent": "A", "deps": "D", "app": "P"}
+    assert len(imagespec.archive_spec(defs, "dev", base)["images"]) == 3  # no checkout: no CLAW-Eval images
+    spec = imagespec.archive_spec(defs, "t", {**base, "claweval-deps": "CD", "claweval-services": "S",
+                                              "claweval-grading": "G"})
+    by_tag = {i["tag"]: i for i in spec["images"]}
+    ce = defs["claweval"]
+    services, grading = by_tag[f"{ce['services_repo']}:t"], by_tag[f"{ce['repo']}:t"]
+    assert services["layers"] == ["A", "CD", "P", "S"] and grading["layers"] == ["A", "CD", "P", "S", "G"]
+    assert services["env"]["CLAWKUBE_CLAWEVAL_CHECKOUT"] == grading["env"]["CLAWKUBE_CLAWEVAL_CHECKOUT"] == ce["checkout"]
+    assert grading["entrypoint"] == ["clawkube", "pod", "grade"]
+    assert services["entrypoint"] == ["python", "-m", "clawkube.benchmarks.claweval.sidecar"]
+
+
+def test_claweval_dockerfile_agrees_with_the_local_images():
+    defs = imagespec.load()
+    ce = defs["claweval"]
+    text = (IMAGES_DIR / ce["dockerfile"]).read_text()
+    df = _dockerfile(IMAGES_DIR / ce["dockerfile"])
+    assert df["USER"][-1] == defs["user"]
+    assert f"CLAWKUBE_CLAWEVAL_CHECKOUT={ce['checkout']}" in " ".join(df["ENV"])
+    assert json.loads(df["ENTRYPOINT"][0]) == ["python", "-m", "clawkube.benchmarks.claweval.sidecar"]
+    assert json.loads(df["ENTRYPOINT"][-1]) == ["clawkube", "pod", "grade"]
+    assert "clawkube.benchmarks.claweval.imagefiles" in text and "--build-context claweval=" in text
+    extra = set(defs["rootfs"][ce["rootfs"]]) - set(defs["rootfs"]["base"])
+    installed = set(re.findall(r"apt-get install -y --no-install-recommends ([a-z0-9 .+-]+?)(?:&&|$)",
+                               " ".join(df["RUN"]))[0].split())
+    assert extra <= installed

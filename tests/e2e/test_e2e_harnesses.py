@@ -23,14 +23,14 @@ import os
 import subprocess
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.e2e.operator_proc import OperatorProcess
-from tests.e2e.s3 import ACCESS, REGION, S3Outage, free_port
+from tests.e2e.namespace import new_namespace, s3_for
+from tests.e2e.s3 import ACCESS, REGION, free_port
 from tests.e2e.test_e2e_cluster import G, NODE_IP, REPO, V, _kubectl, fixed_apiserver, log, wait_for  # noqa: F401
 from tests.harnesses.scenario import EXPECTED_TOOL, PROMPT, SCRIPT
 
@@ -96,14 +96,8 @@ def env(fixed_apiserver, cluster, harness_images, cluster_api, tmp_path_factory)
     _kubectl(kc, "wait", "--for=condition=Established", "--timeout=60s",
              "crd/benchmarkruns.clawkube.io", "crd/tasktrials.clawkube.io")
     core = client.CoreV1Api(cluster_api)
-    ns = f"e2e-h-{uuid.uuid4().hex[:6]}"
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
-    wait_for("the namespace's default service account",
-             lambda: core.list_namespaced_service_account(ns, field_selector="metadata.name=default").items, 60)
-    s3 = S3Outage.start(NODE_IP)
-    s3.client().create_bucket(Bucket=BUCKET)
-    core.create_namespaced_secret(ns, {"metadata": {"name": "s3"}, "stringData": {
-        "AWS_ACCESS_KEY_ID": ACCESS["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY": ACCESS["aws_secret_access_key"]}})
+    ns = new_namespace(core, "e2e-h")
+    s3 = s3_for(core, ns, NODE_IP, BUCKET)
     core.create_namespaced_secret(ns, {"metadata": {"name": "model-api"}, "stringData": {"token": KEY}})
     core.create_namespaced_config_map(ns, {"metadata": {"name": "tasks"},
                                            "binaryData": _configmap_files(EXAMPLE, exclude=("scripted-model.yaml",))})

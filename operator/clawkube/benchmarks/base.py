@@ -226,6 +226,16 @@ class Benchmark(ABC):
         the task's `services` generically."""
         return None
 
+    def cluster_task(self, task: TaskSpec, run_spec: Any) -> TaskSpec:
+        """A loaded task as the operator stages it for the run's pods (`run_spec`: the BenchmarkRunSpec), or
+        ValueError with the reason it cannot run on a cluster (the run's status says it)."""
+        return task
+
+    def pod_environment(self, manifest: Any) -> Optional[TrialEnvironment]:
+        """On a cluster, in the agent pod's supervisor (`clawkube pod agent`): the client of this benchmark's own
+        environment sidecar(s) for a task, or None: the task's `services` run as generic sidecars."""
+        return None
+
     # --- grading process -----------------------------------------------------------------------------------------
     def grader_kwargs(self, req: GradeRequest, judge: Optional[Judge]) -> dict[str, Callable[[], Any]]:
         """The arguments a task's grader may declare, each built on demand inside the grading process."""

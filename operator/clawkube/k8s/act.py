@@ -27,7 +27,7 @@ from .metrics import Metrics
 from .model import API_VERSION, RUNS, TRIALS, RunPhase, TrialStatus
 from .names import L_ROLE, L_TASK, label_value, run_labels
 from .observe import RunObs, TrialObs
-from .podspec import BUNDLE_KEY, PodParams, agent_pod, grade_pod
+from .podspec import BUNDLE_KEY, PodParams, agent_pod, claweval_services_image, grade_pod, grading_image
 from .schedule import tokens_of
 from .staging import StagingError, stage
 from .kube import Kube
@@ -161,7 +161,7 @@ class Actuator:
         params = PodParams(
             name=a.name, namespace=run.namespace, trial=trial.name, trial_uid=trial.uid, spec=trial.spec,
             run_spec=spec, attempt=a.attempt, artifact_uri=a.artifact_uri,
-            image=s.agent_image_for(spec.agent.harness, spec.agent.image) if a.role == "agent" else s.grader_image,
+            image=s.agent_image_for(spec.agent.harness, spec.agent.image) if a.role == "agent" else grading_image(spec, trial.spec.task_format, s.grader_image),
             deadline_seconds=tctx.agent_deadline(trial) if a.role == "agent" else tctx.grade_deadline(trial),
             endpoint=store.endpoint if store else None, region=store.region if store else None,
             credentials_secret=store.credentials_secret if store else None,
@@ -169,7 +169,8 @@ class Actuator:
             services=tuple(trial.spec.services) if a.role == "agent" else (),
             runtime_class=s.agent_runtime_class, model_api_secret=s.model_api_secret, stage=a.stage,
             skills_uri=a.skills_uri, first_run=a.first_run,
-            first_run_uri=a.agent_artifacts_uri if a.role == "agent" else None)
+            first_run_uri=a.agent_artifacts_uri if a.role == "agent" else None,
+            claweval_services_image=claweval_services_image(spec, trial.spec.task_format) if a.role == "agent" else None)
         if s.presigned_grants and store is not None and a.artifact_uri:  # no store credentials in any trial pod
             reads = [a.skills_uri, params.first_run_uri] if a.role == "agent" else [a.agent_artifacts_uri]
             params = self._with_grants(run.namespace, store, params, reads)

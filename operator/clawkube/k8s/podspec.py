@@ -37,6 +37,8 @@ from ..agents.registry import get_agent
 from ..artifacts import grants
 from ..contracts.pod_env import FirstRunRecord, PodEnv, judge_env
 from ..runspec import BenchmarkRunSpec
+from ..benchmarks.claweval import sidecar as claweval_sidecar
+from ..lifecycle.bundle import AGENT_MANIFEST
 from ..services import sidecars
 from ..tasks.model import ServiceSpec
 from .model import API_VERSION, TaskTrialSpec
@@ -76,6 +78,7 @@ class PodParams:
     # URLs of what the pod reads ({s3 uri: {relative path: url}}); with them the pod gets no store credentials
     upload_grant: Optional[str] = None
     read_grants: Optional[str] = None
+    claweval_services_image: Optional[str] = None  # CLAW-Eval trials: the "svc-claweval" sidecar's image
 
 
 def _s3_env(p: PodParams) -> list[dict[str, Any]]:
@@ -165,6 +168,8 @@ def agent_pod(p: PodParams) -> dict[str, Any]:
     pod["spec"]["containers"][0]["env"] += model_api_env(a.api)
     if p.services and p.stage in ("execution", "first_run"):
         _add_service_sidecars(pod, p)
+    if p.spec.task_format == CLAWEVAL_FORMAT and p.claweval_services_image and p.stage in ("execution", "first_run"):
+        _add_claweval_sidecar(pod, p)
     return pod
 
 
@@ -214,6 +219,55 @@ def _add_service_sidecars(pod: dict[str, Any], p: PodParams) -> None:
         c["securityContext"] = {**c["securityContext"], **_hardened()}
         c["volumeMounts"].append({"name": "svc-tmp", "mountPath": "/tmp"})
     spec["containers"] += containers
+
+
+CLAWEVAL_FORMAT = "claw-eval"
+CLAWEVAL_SIDECAR_REQUESTS = {"cpu": "100m", "memory": "256Mi"}
+CLAWEVAL_SIDECAR_LIMITS = {"cpu": "1", "memory": "768Mi"}  # up to 4 mock services (uvicorn each), gateway, user
+
+
+def grading_image(run_spec: BenchmarkRunSpec, task_format: str, default: str) -> str:
+    """The grading pod's image: for a CLAW-Eval trial the run's CLAW-Eval image (the checkout with its graders)."""
+    ce = run_spec.claw_eval
+    return ce.image if task_format == CLAWEVAL_FORMAT and ce is not None and ce.image else default
+
+
+def claweval_services_image(run_spec: BenchmarkRunSpec, task_format: str) -> Optional[str]:
+    """The "svc-claweval" sidecar's image for a CLAW-Eval trial (None: no sidecar)."""
+    ce = run_spec.claw_eval
+    return ce.services_image_ref() if task_format == CLAWEVAL_FORMAT and ce is not None else None
+
+
+def _add_claweval_sidecar(pod: dict[str, Any], p: PodParams) -> None:
+    """A CLAW-Eval trial's environment as one sidecar (benchmarks/claweval/sidecar.py) in the CLAW-Eval services
+    image: the task's real mock services behind the tool gateway on the task's own ports, and the simulated user
+    (on the run's judge: this container's env only, never the agent container's). It reads which task from the
+    unpacked agent bundle (read-only) and takes its admin token from the shared "services" volume."""
+    spec = pod["spec"]
+    main = spec["containers"][0]
+    if sidecars.VOLUME not in spec["volumes"]:
+        spec["volumes"].append(sidecars.VOLUME)
+        main["volumeMounts"].append(sidecars.MOUNT)
+        main["env"] += sidecars.AGENT_ENV
+    spec["volumes"].append({"name": "claweval-tmp", "emptyDir": {}})
+    main["env"].append({"name": claweval_sidecar.ADMIN_PORT_ENV, "value": str(claweval_sidecar.ADMIN_PORT)})
+    env = [{"name": "HOME", "value": "/tmp"}, *sidecars.AGENT_ENV,
+           *PodEnv(error_injection_rate=p.run_spec.error_injection_rate, seed=p.run_spec.seed).k8s(),
+           {"name": "CLAWKUBE_TRIAL_KEY", "value": f"{p.spec.task_id}/{p.spec.trial_index}"},
+           *judge_env(p.run_spec.judge)]  # the simulated user's model: this container only
+    spec["containers"].append({
+        "name": claweval_sidecar.CONTAINER, "image": p.claweval_services_image,
+        "imagePullPolicy": p.image_pull_policy,
+        "command": ["python", "-m", "clawkube.benchmarks.claweval.sidecar", "--manifest",
+                    f"{ROOT}/bundle/{AGENT_MANIFEST}"],
+        "env": env,
+        "volumeMounts": [{"name": "bundle", "mountPath": f"{ROOT}/bundle", "readOnly": True},
+                         {**sidecars.MOUNT, "readOnly": True}, {"name": "claweval-tmp", "mountPath": "/tmp"}],
+        "resources": {"requests": CLAWEVAL_SIDECAR_REQUESTS, "limits": CLAWEVAL_SIDECAR_LIMITS},
+        "securityContext": _hardened(),
+        **({"envFrom": [{"secretRef": {"name": p.run_spec.claw_eval.services_secret}}]}
+           if p.run_spec.claw_eval is not None and p.run_spec.claw_eval.services_secret else {}),
+    })
 
 
 def grade_pod(p: PodParams, agent_artifacts_uri: str) -> dict[str, Any]:

@@ -103,6 +103,7 @@ def stage(run: str, spec: BenchmarkRunSpec, read_configmap: ReadConfigMap, read_
           tasks_root: Optional[Path] = None, workdir: Optional[Path] = None) -> StageResult:
     """Load and select the run's tasks and build both bundles of each. Raises StagingError if none is usable."""
     from ..lifecycle.bundle import agent_bundle, grading_bundle
+    from ..benchmarks import registry
     from ..benchmarks.loader import load_tasks, select
 
     with tempfile.TemporaryDirectory(prefix=f"clawkube-stage-{run}-", dir=workdir) as tmp:
@@ -114,6 +115,11 @@ def stage(run: str, spec: BenchmarkRunSpec, read_configmap: ReadConfigMap, read_
         except ValueError as e:
             raise StagingError("BadSelector", str(e)) from None
         for task in tasks:
+            try:
+                task = registry.get(task.format).cluster_task(task, spec)
+            except (KeyError, ValueError) as e:
+                result.errors.append(f"{task.id}: {e}")
+                continue
             outside = _outside(task, allowed)
             if outside:
                 result.errors.append(f"{task.source_path}: refers to files outside the task source: "

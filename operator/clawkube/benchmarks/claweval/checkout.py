@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 CHECKOUT_ENV = "CLAWKUBE_CLAWEVAL_CHECKOUT"
+IMAGE_CHECKOUT = "/opt/claw-eval"  # where images/build.sh --claw-eval puts the checkout (and sets CHECKOUT_ENV)
 PYTHON_ENV = "CLAWKUBE_CLAWEVAL_PYTHON"
 
 

@@ -72,9 +72,10 @@ USER_SERVICE = "claweval-user"  # the simulated user among the agent's service U
 class TaskEnvironment:
     def __init__(self, task: TaskYaml, root: Path, python: str, private: Path,
                  injection: Optional[InjectionConfig] = None, user_model: Optional[UserModel] = None,
-                 env: Optional[dict[str, str]] = None):
+                 env: Optional[dict[str, str]] = None, declared_ports: bool = False):
         self.task, self.root, self.python, self.private = task, Path(root), python, Path(private)
-        self.mocks = MockServices(task, root, python, self.private, injection, env)
+        # declared_ports: the gateway on the task's own ports (a pod's sidecar, parity runs), else free ones
+        self.mocks = MockServices(task, root, python, self.private, injection, env, declared_ports)
         self.user_model = user_model
         self.base_env = env
         self.usersim: Optional[Spawned] = None

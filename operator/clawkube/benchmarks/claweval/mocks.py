@@ -26,6 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Optional
 
+from ...contracts.judge import ALL_ENV as JUDGE_ENV
 from ...execution.host import Spawned
 from ...services.injection import InjectionConfig
 from .gateway import HEALTH_HEADER, GatewayConfig, Ready, ServiceRoute, ToolRoute
@@ -56,7 +57,7 @@ def service_argv(svc: Service, python: str) -> list[str]:
 
 def service_env(svc: Service, port: int, base: Optional[dict[str, str]] = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
-    for k in PROXY_VARS:
+    for k in (*PROXY_VARS, *JUDGE_ENV):  # the judge's key reaches the simulated user only, never a mock
         env.pop(k, None)
     env.update(svc.env)
     env["PORT"] = str(port)

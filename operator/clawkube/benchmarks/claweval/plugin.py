@@ -41,7 +41,7 @@ from ...services.injection import InjectionConfig
 from ...tasks.model import TaskSpec
 from ..base import AgentSetup, Benchmark, EnvironmentRequest, EnvironmentStartError, GradingError, TrialEnvironment
 from . import load as loader
-from .checkout import benchmark_python
+from .checkout import IMAGE_CHECKOUT, benchmark_python
 from .grading import JUDGE_KEY_ENV, CodeMissing, GraderReply, GraderRequest, JudgeConfig, task_score
 from .messages import to_messages
 from .snapshot import env_snapshot
@@ -95,15 +95,7 @@ class ClawEvalEnvironment(TrialEnvironment):
         return self.task_env.service_urls
 
     def agent_setup(self, home: Path) -> AgentSetup:
-        tools = self.task_env.mcp_tools()
-        servers = []
-        if tools["tools"]:
-            f = Path(home) / TOOLS_FILE
-            f.write_text(json.dumps(tools, ensure_ascii=False, indent=1))
-            os.chmod(f, 0o644)
-            servers.append(McpServer(name=tools["name"], command=[sandbox_python(), "-m", "clawkube.mcp.server", str(f)],
-                                     env={"PYTHONPATH": _OPERATOR}))
-        return AgentSetup(mcp_servers=servers, prompt=self.task_env.prompt())
+        return agent_setup(self.task_env.mcp_tools(), self.task_env.prompt(), home)
 
     def collect(self, out: Path) -> None:
         from .mocks import MockError
@@ -112,17 +104,35 @@ class ClawEvalEnvironment(TrialEnvironment):
             ev = self.task_env.evidence()
         except MockError as e:
             raise EnvironmentStartError(str(e)) from None
-        audit_dir = Path(out) / "audit"
-        audit_dir.mkdir(parents=True, exist_ok=True)
-        for name, data in ev.audit.items():
-            (audit_dir / f"{name}.json").write_text(json.dumps(data, ensure_ascii=False, indent=1))
-        with open(Path(out) / DISPATCHES, "w", encoding="utf-8") as f:
-            for d in ev.dispatches:
-                f.write(json.dumps(d, ensure_ascii=False) + "\n")
-        if self.task_env.task.user_agent.enabled:
-            with open(Path(out) / DIALOGUE, "w", encoding="utf-8") as f:
-                for r in ev.dialogue:
-                    f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        write_evidence(ev, out, self.task_env.task.user_agent.enabled)
+
+
+def agent_setup(tools: dict[str, Any], prompt: str, home: Path) -> AgentSetup:
+    """What the agent gets: the task's tools as an MCP server (its file written into the agent's home) and the
+    prompt (with the multi-turn note). The same locally and in the agent pod (podside.py)."""
+    servers = []
+    if tools.get("tools"):
+        f = Path(home) / TOOLS_FILE
+        f.write_text(json.dumps(tools, ensure_ascii=False, indent=1))
+        os.chmod(f, 0o644)
+        servers.append(McpServer(name=tools["name"], command=[sandbox_python(), "-m", "clawkube.mcp.server", str(f)],
+                                 env={"PYTHONPATH": _OPERATOR}))
+    return AgentSetup(mcp_servers=servers, prompt=prompt)
+
+
+def write_evidence(ev: Any, out: Path, multi_turn: bool) -> None:
+    """The environment's evidence as trial artifacts: audit/<service>.json, dispatches.jsonl, dialogue.jsonl."""
+    audit_dir = Path(out) / "audit"
+    audit_dir.mkdir(parents=True, exist_ok=True)
+    for name, data in ev.audit.items():
+        (audit_dir / f"{name}.json").write_text(json.dumps(data, ensure_ascii=False, indent=1))
+    with open(Path(out) / DISPATCHES, "w", encoding="utf-8") as f:
+        for d in ev.dispatches:
+            f.write(json.dumps(d, ensure_ascii=False) + "\n")
+    if multi_turn:
+        with open(Path(out) / DIALOGUE, "w", encoding="utf-8") as f:
+            for r in ev.dialogue:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
 def _json_or_none(path: Path) -> Optional[dict[str, Any]]:
@@ -175,6 +185,30 @@ class ClawEval(Benchmark):
 
     def environment(self, manifest: Any, req: EnvironmentRequest) -> Optional[TrialEnvironment]:
         return ClawEvalEnvironment(manifest, req)
+
+    def cluster_task(self, task: TaskSpec, run_spec: Any) -> TaskSpec:
+        """On a cluster the code comes from the run's CLAW-Eval images (their checkout at IMAGE_CHECKOUT), not
+        from the operator's filesystem: without them the task cannot run there."""
+        ce = getattr(run_spec, "claw_eval", None)
+        if ce is None or not ce.image:
+            raise ValueError("CLAW-Eval tasks on a cluster run with the benchmark's code from an image built from a "
+                             "checkout: build it with images/build.sh --claw-eval CHECKOUT (or its Dockerfile) and "
+                             "name it in spec.clawEval.image")
+        return task.model_copy(update={"setup_error": None, "extra": {**task.extra, "checkout": IMAGE_CHECKOUT,
+                                                                       "grading_only_paths": []}})
+
+    def pod_environment(self, manifest: Any) -> Optional[TrialEnvironment]:
+        from ...services.sidecars import TOKEN_ENV, TOKEN_FILE
+        from .podside import SidecarEnvironment
+        from .sidecar import ADMIN_PORT_ENV
+
+        port = os.environ.get(ADMIN_PORT_ENV)
+        if not port:
+            raise EnvironmentStartError(
+                "this agent pod has no CLAW-Eval services sidecar: the run needs an image built from a CLAW-Eval "
+                "checkout (images/build.sh --claw-eval DIR) named by spec.clawEval.image")
+        return SidecarEnvironment(Path(os.environ.get(TOKEN_ENV) or TOKEN_FILE),
+                                  bool(manifest.benchmark_data.get("multi_turn")), admin_port=int(port))
 
     def grading_inputs(self, m: GradingManifest, out: Path) -> list[Path]:
         """The checkout (grader classes, `claw_eval`), the benchmark's Python (its environment and the interpreter
