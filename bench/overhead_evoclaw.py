@@ -128,7 +128,9 @@ def compare(upstream: Path, tasks: Optional[list[str]] = None, workers: int = 2,
             "upstream_trial_seconds_median": round(t, 3), "ours_trial_seconds_median": round(o, 3),
             "ratio": round(o / t, 2), "target": TARGET,
             "upstream_trial_cpu_seconds_median": round(tc, 3), "ours_trial_cpu_seconds_median": round(oc, 3),
-            "cpu_ratio": round(oc / tc, 2), "loadavg_1min": [round(x, 2) for x in load], "nproc": os.cpu_count()}
+            "cpu_ratio": round(oc / tc, 2), "loadavg_1min": [round(x, 2) for x in load], "nproc": os.cpu_count(),
+            # each round's two runs are adjacent in time: their ratio is less at the mercy of a changing load
+            "round_ratio_median": round(statistics.median(o_ / t_ for o_, t_ in zip(wall["ours"], wall["upstream"])), 2)}
 
 
 def report(fig: dict) -> str:
@@ -138,6 +140,7 @@ def report(fig: dict) -> str:
             f"(target <= {fig['target']:.0f})\n"
             f"  rounds (ms/trial): here {', '.join(f'{x * 1000:.0f}' for x in fig['ours_trial_seconds'])}; there "
             f"{', '.join(f'{x * 1000:.0f}' for x in fig['upstream_trial_seconds'])}\n"
+            f"  median of the rounds' own ratios: {fig['round_ratio_median']:.2f}\n"
             f"  CPU (user+system, whole process tree): {fig['ours_trial_cpu_seconds_median'] * 1000:.0f} ms/trial here "
             f"vs {fig['upstream_trial_cpu_seconds_median'] * 1000:.0f} there -> {fig['cpu_ratio']:.2f}; "
             f"1-min load average {min(fig['loadavg_1min']):.1f}-{max(fig['loadavg_1min']):.1f} on {fig['nproc']} CPUs")

@@ -158,3 +158,19 @@ def test_three_mode_metrics_are_the_same(up):
         skills["preskill"] = [s["name"] if isinstance(s, dict) else s for s in skills["preskill"]]
         skills["postskill"] = [s["name"] if isinstance(s, dict) else s for s in skills["postskill"]]
     assert json.loads(json.dumps(theirs)) == mine
+
+
+def test_the_overhead_comparison_runs_both_runners_and_reports_ratios_and_load():
+    """bench/overhead_evoclaw.py (local_overhead.py --upstream): one task, one round each side; the figures are
+    there and consistent (no timing target here: the benchmark script prints the figure)."""
+    root = upstream("evoclawbench")
+    data(EVOCLAW)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import overhead_evoclaw
+
+    fig = overhead_evoclaw.compare(root, overhead_evoclaw.tasks(1), rounds=1)
+    assert fig["rounds"] == 1 and len(fig["ours_trial_seconds"]) == len(fig["upstream_trial_seconds"]) == 1
+    assert fig["ratio"] == pytest.approx(fig["ours_trial_seconds_median"] / fig["upstream_trial_seconds_median"], abs=0.03)
+    assert fig["ours_trial_cpu_seconds_median"] > 0 and fig["upstream_trial_cpu_seconds_median"] > 0
+    assert len(fig["loadavg_1min"]) == 2 and fig["round_ratio_median"] > 0
+    assert "median of the rounds' own ratios" in overhead_evoclaw.report(fig)

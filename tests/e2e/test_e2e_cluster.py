@@ -436,6 +436,11 @@ def test_chaos_run_accounts_for_every_trial_once(stack: Stack):
     st.create_run("chaos", "oracle", trials=2, parallelism=2, retry={"infra": 6, "gradingError": 2})
 
     deleted = _delete_a_running_agent_pod(st, "chaos")
+    # the operator notices the deleted pod and counts an infra retry: let Prometheus scrape that count before the
+    # operator dies (a SIGKILLed process's counters die with it, and its successor does not count a retry the
+    # predecessor already recorded on the trial; ci-6 killed it before the scrape and the dashboard test read 0)
+    retries = f'clawkube_trial_retries_total{{namespace="{st.ns}",run="chaos",error_kind="infra"}} > 0'
+    wait_for("the deleted pod's infra retry, scraped", lambda: st.prom.query(retries), 60, every=0.5)
 
     def in_flight():
         c = (st.run("chaos").get("status") or {}).get("counts") or {}
