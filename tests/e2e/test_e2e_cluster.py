@@ -532,6 +532,58 @@ def test_evoclaw_modes_run_stage_by_stage_on_real_pods(stack: Stack):
         assert f"{PREFIX}/modes/{TASK.id}/postskill-0/a1/{rel}" in keys, (rel, sorted(keys))
 
 
+# A hostile agent on real pods: it reads every process environment and every mount it can find and lists the pod's
+# /clawkube folders, and leaves what it found in its workspace (which the pod snapshots to S3). The first lines of
+# each probe are its control: the same probe finds the agent's own environment and its own bundle.
+HOSTILE = [
+    "for p in /proc/[0-9]*; do tr '\\000' '\\n' < $p/environ 2>/dev/null; done > environs.txt; true",
+    "for p in /proc/[0-9]*; do echo \"${p#/proc/}: $(tr '\\000' ' ' < $p/cmdline 2>/dev/null)\"; done > procs.txt; true",
+    "(ls -laR /clawkube 2>&1 | head -2000; cat /proc/mounts) > paths.txt; true",
+]
+
+
+def test_hostile_agent_on_real_pods_finds_no_keys_no_supervisor_no_grading_files(stack: Stack):
+    import io
+    import tarfile
+
+    st = stack
+    st.create_run("hostile", "script", args={"commands": HOSTILE}, ids=["wild-csv-totals"])
+    run = st.wait_finished("hostile", timeout=420)["status"]
+    (trial,) = st.trials("hostile")
+    status = trial["status"]
+    assert run["phase"] == "Succeeded" and status["state"] == "succeeded", status  # graded: the agent's doing
+    assert status["score"]["passed"] is False  # it did not do the task
+    base = f"{PREFIX}/hostile/wild-csv-totals/0/a{status['attempt']}/agent/"
+    body = st.s3.client().get_object(Bucket=BUCKET, Key=base + "workspace.tar.gz")["Body"].read()
+    found = {}
+    with tarfile.open(fileobj=io.BytesIO(body)) as tar:
+        for m in tar.getmembers():
+            name = m.name.split("/")[-1]
+            if name in ("environs.txt", "procs.txt", "paths.txt") and m.isfile():
+                found[name] = tar.extractfile(m).read().decode(errors="replace")
+    assert set(found) == {"environs.txt", "procs.txt", "paths.txt"}, sorted(found)
+    env_lines = found["environs.txt"].splitlines()
+    # control: the probe reads the environments it may (its own processes': the HOME the supervisor gives agents)
+    assert any(ln.startswith("HOME=/clawkube/") for ln in env_lines), found["environs.txt"][:2000]
+    leaked = [ln.split("=", 1)[0] for ln in env_lines
+              if ln.split("=", 1)[0] in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "CLAWKUBE_UPLOAD_GRANT",
+                                         "CLAWKUBE_READ_GRANTS", "CLAWKUBE_JUDGE_API_KEY")]
+    assert not leaked, f"the agent read {sorted(set(leaked))} from a process environment"
+    procs = found["procs.txt"]
+    assert any(ln.split(": ", 1)[-1].strip() for ln in procs.splitlines()), procs  # control: its own processes show
+    # Where the container refuses namespaces (this cluster: the runtime's default seccomp profile, non-root pod), the
+    # pod backend falls back to the sweep (docs/sandbox.md): the agent can list the supervisor (pid 1: its pid and
+    # command line) but not read its environment (the supervisor is non-dumpable: the check above, its upload grant
+    # never shows), signal it (pid 1 of the container) or outlive its exec (every other process of the uid is killed)
+    execd = st.s3_json(base + "agent.exec.json")
+    assert execd["backend"] == "pod" and {"pid-namespace", "sweep"} & set(execd["limits_enforced"]), execd
+    log(f"hostile: pod backend on this cluster: {execd['limits_enforced']}")
+    assert "pod grade" not in procs, procs[:3000]
+    paths = found["paths.txt"]
+    assert "/clawkube" in paths and "bundle" in paths, paths[:3000]  # control: the listing works
+    assert "grading" not in paths and "grade_request" not in paths, f"grading material in the agent's view:\n{paths[:3000]}"
+
+
 def test_dashboard_and_alert_queries_return_data(stack: Stack):
     st = stack
     for needed in ("oracle", "chaos", "modes"):  # selected alone: the runs this test reads must exist
