@@ -108,12 +108,12 @@ def upstream_seconds(base: Path, python: str, tasks: list[str], workers: int, wo
 
 
 def ours_seconds(tasks_dir: Path, tasks: list[str], workers: int, work: Path,
-                 pycache: Optional[Path] = None) -> tuple[float, float]:
+                 pycache: Optional[Path] = None, repo: Path = REPO) -> tuple[float, float]:
     work.mkdir(parents=True)
     spec = {"tasks": {"path": str(tasks_dir)}, "selector": {"ids": tasks}, "agent": {"harness": "nop"},
             "trials": 1, "parallelism": workers}
     (work / "run.yaml").write_text(json.dumps(spec))
-    env = {**side_env(pycache), "PYTHONPATH": str(REPO / "operator")}
+    env = {**side_env(pycache), "PYTHONPATH": str(repo / "operator")}
     p, wall, cpu = timed([sys.executable, "-m", "clawkube", "run", str(work / "run.yaml"), "--out", str(work / "out")],
                          env=env)
     results = list((work / "out" / "trials").glob("*/*/result.json"))
@@ -147,22 +147,29 @@ def floor_seconds(samples: int = 15) -> dict[str, float]:
 
 
 def compare(upstream: Path, tasks: Optional[list[str]] = None, workers: int = 2, rounds: int = 3,
-            python: Optional[str] = None, bytecode: bool = True) -> dict:
+            python: Optional[str] = None, bytecode: bool = True, before: Optional[Path] = None) -> dict:
+    """`before`: another checkout of this project (e.g. `git worktree add DIR COMMIT`), run as a third side in
+    the same rounds: a before/after figure in the same conditions."""
     base = conf.upstream_layout(upstream)
     py = conf.upstream_python(base, python)
     tasks = list(tasks or DEFAULT_TASKS)
     root = Path(tempfile.mkdtemp(prefix="clawkube-bench-evoclaw-"))
-    wall: dict[str, list[float]] = {"upstream": [], "ours": []}
-    cpu: dict[str, list[float]] = {"upstream": [], "ours": []}
+    sides = ("upstream", "ours", *(("before",) if before else ()))
+    wall: dict[str, list[float]] = {s: [] for s in sides}
+    cpu: dict[str, list[float]] = {s: [] for s in sides}
     pycache = root / "pycache" if bytecode else None
     run = {"upstream": lambda r: upstream_seconds(base, py, tasks, workers, root / f"up{r}", pycache),
            "ours": lambda r: ours_seconds(data_tasks_dir(), tasks, workers, root / f"ours{r}", pycache)}
+    if before:
+        run["before"] = lambda r: ours_seconds(data_tasks_dir(), tasks, workers, root / f"before{r}", pycache,
+                                               repo=before)
     try:
         if bytecode:  # compiled modules, as installed: not counted
-            subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "operator" / "clawkube")],
-                           env=side_env(None), check=True)
-            run["upstream"]("warm")
-            run["ours"]("warm")
+            for repo in (REPO, *((before,) if before else ())):
+                subprocess.run([sys.executable, "-m", "compileall", "-q", str(repo / "operator" / "clawkube")],
+                               env=side_env(None), check=True)
+            for side in sides:
+                run[side]("warm")
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
@@ -170,7 +177,7 @@ def compare(upstream: Path, tasks: Optional[list[str]] = None, workers: int = 2,
     floor: dict[str, float] = {}
     try:
         for r in range(rounds):  # alternating, and each side first every other round
-            for side in (("upstream", "ours") if r % 2 == 0 else ("ours", "upstream")):
+            for side in (sides if r % 2 == 0 else sides[::-1]):
                 w, c = run[side](r)
                 wall[side].append(w / len(tasks))
                 cpu[side].append(c / len(tasks))
@@ -189,7 +196,11 @@ def compare(upstream: Path, tasks: Optional[list[str]] = None, workers: int = 2,
             "upstream_trial_cpu_seconds_median": round(tc, 3), "ours_trial_cpu_seconds_median": round(oc, 3),
             "cpu_ratio": round(oc / tc, 2), "loadavg_1min": [round(x, 2) for x in load], "nproc": os.cpu_count(),
             # each round's two runs are adjacent in time: their ratio is less at the mercy of a changing load
-            "round_ratio_median": round(statistics.median(o_ / t_ for o_, t_ in zip(wall["ours"], wall["upstream"])), 2)}
+            "round_ratio_median": round(statistics.median(o_ / t_ for o_, t_ in zip(wall["ours"], wall["upstream"])), 2),
+            **({"before": str(before), "before_trial_seconds": [round(x, 3) for x in wall["before"]],
+                "before_trial_seconds_median": round(statistics.median(wall["before"]), 3),
+                "before_ratio": round(statistics.median(wall["before"]) / t, 2),
+                "before_trial_cpu_seconds_median": round(statistics.median(cpu["before"]), 3)} if before else {})}
 
 
 def report(fig: dict) -> str:
@@ -204,7 +215,15 @@ def report(fig: dict) -> str:
             f"vs {fig['upstream_trial_cpu_seconds_median'] * 1000:.0f} there -> {fig['cpu_ratio']:.2f}; "
             f"1-min load average {min(fig['loadavg_1min']):.1f}-{max(fig['loadavg_1min']):.1f} on {fig['nproc']} CPUs\n"
             f"  bytecode: {'compiled modules on both sides (private cache, one warm-up round each)' if fig['bytecode_cache'] else 'the environment as it is'}"
-            + _floor_line(fig))
+            + _floor_line(fig) + _before_line(fig))
+
+
+def _before_line(fig: dict) -> str:
+    if "before" not in fig:
+        return ""
+    return (f"\n  before ({fig['before']}), same rounds: {fig['before_trial_seconds_median'] * 1000:.0f} ms/trial "
+            f"({', '.join(f'{x * 1000:.0f}' for x in fig['before_trial_seconds'])}) -> ratio {fig['before_ratio']:.2f}; "
+            f"CPU {fig['before_trial_cpu_seconds_median'] * 1000:.0f} ms/trial")
 
 
 def _floor_line(fig: dict) -> str:

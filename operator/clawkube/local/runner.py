@@ -102,27 +102,6 @@ class OutLock:
             self.fd = None
 
 
-class _Once:
-    """fn(*args), run by the first caller; later callers wait for it (and see its exception, if any)."""
-
-    def __init__(self, fn, *args):
-        self.fn, self.args = fn, args
-        self._lock = threading.Lock()
-        self._done = False
-        self._error: Optional[BaseException] = None
-
-    def __call__(self) -> None:
-        with self._lock:
-            if not self._done:
-                try:
-                    self.fn(*self.args)
-                except BaseException as e:
-                    self._error = e
-                self._done = True
-        if self._error is not None:
-            raise self._error
-
-
 def _key(r: TrialResult) -> tuple[str, str, int]:
     return (r.mode or EvalMode.BASELINE.value, r.task_id, r.trial_index)
 
@@ -154,7 +133,6 @@ class LocalRunner:
         self._skipped_budget = 0
         self._done = self._failed = self._total = 0
         self._out_lock = OutLock(out)
-        self._extract: dict[str, _Once] = {}  # task id -> its bundles' extraction, done once
 
     # ---- gather
     def _load(self) -> tuple[list[TaskSpec], list[dict]]:
@@ -204,7 +182,6 @@ class LocalRunner:
             with self._lock:
                 self._skipped_budget += 1
             return
-        self._extract[plan.task.task_id]()
         r = trial.run_trial_with_retries(plan)
         with self._lock:
             self._results[_key(r)] = r
@@ -241,8 +218,7 @@ class LocalRunner:
         plans: list[trial.TrialPlan] = []
         several = len(self.modes) > 1
         for t in tasks:
-            prepared = trial.prepared(t, private)  # extracted by the first worker that runs one of its trials
-            self._extract[t.id] = _Once(trial.extract, t, self.spec.agent.harness, prepared)
+            prepared = trial.prepare(t, self.spec.agent.harness, private)
             for mode in self.modes:
                 for i in range(self.spec.trials):
                     plan = trial.TrialPlan(task=prepared, trial_index=i, agent=self.spec.agent, out_root=self.out,

@@ -88,29 +88,18 @@ class TrialPlan:
         return f"{self.task.task_id}/{self.trial_index}"
 
 
-def prepared(task_spec, private_root: Path) -> PreparedTask:
-    """Where the task's bundles go under private_root (hidden from agents); `extract` puts them there."""
+def prepare(task_spec, harness: str, private_root: Path) -> PreparedTask:
+    """Build and extract the task's bundles under private_root (hidden from agents)."""
     base = private_root / "tasks" / task_spec.id
-    return PreparedTask(task_id=task_spec.id, category=task_spec.category, format=task_spec.format,
-                        agent_dir=base / "agent", grading_dir=base / "grading",
-                        timeout_seconds=task_spec.timeout_seconds)
-
-
-def extract(task_spec, harness: str, where: PreparedTask) -> None:
-    """Build the task's two bundles and extract them into `where`'s folders."""
+    agent_dir, grading_dir = base / "agent", base / "grading"
     stored = 0  # extracted at once: not worth compressing
-    for d, data in ((where.agent_dir, bundles.agent_bundle(task_spec, harness, stored)),
-                    (where.grading_dir, bundles.grading_bundle(task_spec, stored))):
+    for d, data in ((agent_dir, bundles.agent_bundle(task_spec, harness, stored)),
+                    (grading_dir, bundles.grading_bundle(task_spec, stored))):
         if d.exists():
             shutil.rmtree(d)
         bundles.extract(data, d)
-
-
-def prepare(task_spec, harness: str, private_root: Path) -> PreparedTask:
-    """Build and extract the task's bundles under private_root (hidden from agents)."""
-    p = prepared(task_spec, private_root)
-    extract(task_spec, harness, p)
-    return p
+    return PreparedTask(task_id=task_spec.id, category=task_spec.category, format=task_spec.format,
+                        agent_dir=agent_dir, grading_dir=grading_dir, timeout_seconds=task_spec.timeout_seconds)
 
 
 def now_iso() -> str:
