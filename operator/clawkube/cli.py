@@ -314,7 +314,10 @@ def parser() -> argparse.ArgumentParser:
     podsub = pod.add_subparsers(dest="pod_phase", required=True)
     pa = podsub.add_parser("agent", help="setup -> agent -> capture, in the agent pod")
     pa.add_argument("--bundle", required=True, type=local_path, help="folder holding the extracted agent bundle or bundle.tar.gz")
-    pa.add_argument("--workspace", required=True, type=local_path)
+    pa.add_argument("--workspace", required=True, type=local_path,
+                    help="the workspace folder (the pod mounts it at the benchmark's mount point)")
+    pa.add_argument("--scratch", type=local_path,
+                    help="the pod's own folder for the agent's HOME and skills (default: the workspace's parent)")
     pa.add_argument("--out", required=True, type=local_path)
     pa.add_argument("--harness")
     pa.add_argument("--model")
@@ -327,6 +330,8 @@ def parser() -> argparse.ArgumentParser:
     pg.add_argument("--grading", required=True, type=local_path, help="folder holding the extracted grading bundle or bundle.tar.gz")
     pg.add_argument("--agent-artifacts", required=True, type=path_or_url, help="s3://... prefix or a local folder")
     pg.add_argument("--out", required=True, type=local_path)
+    pg.add_argument("--workspace", type=local_path, help="an empty folder to grade the workspace in (the pod mounts "
+                                                         "it at the benchmark's mount point)")
     for sp in (pa, pg):
         sp.add_argument("--termination-log", type=local_path, default="/dev/termination-log")
     pod.set_defaults(fn=cmd_pod)

@@ -182,12 +182,13 @@ def main_agent(args: argparse.Namespace) -> int:
         env = task_env([*m.view.env, *agent.credential_env, *MODEL_ENV], dict(os.environ))
         agent_args = penv.agent_args if penv.agent_args is not None else json.loads(args.args_json or "{}")
         timeout = args.timeout or penv.timeout_seconds or m.view.timeout_seconds
+        scratch = Path(args.scratch) if getattr(args, "scratch", None) else Path(args.workspace).parent
         if stage.role is Role.AUTHOR:
-            ap = _write_skills(stage, penv, Path(args.workspace).parent, out, bdir, m, agent, args.model, agent_args,
+            ap = _write_skills(stage, penv, scratch, out, bdir, m, agent, args.model, agent_args,
                                env, timeout, summary)
         else:
-            ap = _execute(Path(args.workspace), out, bdir, m, agent, args.model, agent_args, env, timeout, summary,
-                          penv, stage)
+            ap = _execute(Path(args.workspace), scratch, out, bdir, m, agent, args.model, agent_args, env, timeout,
+                          summary, penv, stage)
         summary = summary.model_copy(update={"exit_code": ap.exit_code, "timed_out": ap.timed_out, "usage": ap.usage,
                                              "error_kind": ap.error_kind, "error_message": ap.error_message})
     except (_SetupError, phases.SetupError) as e:  # the task cannot run here, or its warmup failed
@@ -199,14 +200,17 @@ def main_agent(args: argparse.Namespace) -> int:
     return 0
 
 
-def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, model: Optional[str],
+def _execute(ws: Path, scratch: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, model: Optional[str],
              agent_args: dict, env: dict[str, str], timeout: int, summary: AgentTermination,
              penv: PodEnv, stage: trial_plan.Stage) -> phases.AgentPhase:
     """An execute stage (the graded execution or a PostSkill first run): services, setup, agent, audit, capture;
-    with $CLAWKUBE_SKILLS_URI it starts with the skills found there (written by an author stage)."""
-    scratch = ws.parent
-    dirs = phases.TrialDirs(bundle=bdir, workspace=ws, home=scratch / "home", skills=scratch / "skills",
-                            out=out, grading=scratch / "unused").for_manifest(m)
+    with $CLAWKUBE_SKILLS_URI it starts with the skills found there (written by an author stage).
+    `ws` is where the pod mounts the workspace (the benchmark's mount point), `scratch` the pod's own folder.
+    The pod is the view: skills a benchmark shows at ~/<skills_in_home> are made there, in the agent's HOME."""
+    home = scratch / "home"
+    skills = home / m.mounts.skills_in_home if m.mounts.skills_in_home else scratch / "skills"
+    dirs = phases.TrialDirs(bundle=bdir, workspace=ws, home=home, skills=skills, out=out,
+                            grading=scratch / "unused", scratch_dir=scratch).for_manifest(m)
     iso = phases.Isolation(mode=POD_BACKEND)
     pm = phase_manifest(m, phase_of(_mode(penv, stage), stage.name))  # the prompt as the mode puts it
     authored = None
@@ -240,6 +244,7 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
     finally:
         services.stop()
     phases.capture(dirs, initial)
+    phases.capture_home(dirs, m)
     summary.skills = skill_report("authored" if authored else "task", before, dirs.skills)
     workspace.write_json(out / "skills.json", summary.skills.model_dump())
     return ap
@@ -319,9 +324,11 @@ def main_grade(args: argparse.Namespace) -> int:
         dirs = phases.TrialDirs(bundle=gdir, workspace=scratch / "unused", home=scratch / "home",
                                 skills=scratch / "skills", out=out, grading=scratch)
         m = bundles.read_grading_manifest(gdir)
+        dirs = phases.restore_home(dirs, m)  # the agent's HOME, for graders that look there (TrialMounts.grader_home)
         env = task_env(m.env, dict(os.environ))
         iso = phases.Isolation(mode=POD_BACKEND)  # the grader cannot see this process (nor its store keys)
-        ws, m = phases.firewall(dirs, gdir, env, iso)
+        ws, m = phases.firewall(dirs, gdir, env, iso, at=Path(args.workspace) if getattr(args, "workspace", None)
+                                else None)
         score = phases.grade(dirs, gdir, ws, m, {**env, **task_env([judges.KEY_ENV], dict(os.environ))},
                              judge=_env().judge_config(), iso=iso)
         summary.score = score
