@@ -16,6 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from . import safeyaml
+from .execution.relay import RELAY_PORT
 
 EXIT_OK, EXIT_TRIAL_FAILURES, EXIT_USAGE = 0, 3, 2
 
@@ -197,6 +198,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_pod(args: argparse.Namespace) -> int:
     from . import pod
 
+    if args.pod_phase == "warmup":
+        from .lifecycle import warmup_sidecar
+
+        return warmup_sidecar.serve(Path(args.bundle), Path(args.control), args.relay_port)
     return pod.main_agent(args) if args.pod_phase == "agent" else pod.main_grade(args)
 
 
@@ -334,6 +339,11 @@ def parser() -> argparse.ArgumentParser:
                                                          "it at the benchmark's mount point)")
     for sp in (pa, pg):
         sp.add_argument("--termination-log", type=local_path, default="/dev/termination-log")
+    pw = podsub.add_parser("warmup", help="the task's warmup as root, in the agent pod's svc-warmup sidecar; then "
+                                          "relays the servers it started to the grading pod")
+    pw.add_argument("--bundle", required=True, type=local_path, help="folder holding the extracted agent bundle")
+    pw.add_argument("--control", required=True, type=local_path, help="holds request/ and status/ (contracts/warmup.py)")
+    pw.add_argument("--relay-port", type=int, default=RELAY_PORT)
     pod.set_defaults(fn=cmd_pod)
 
     ms = sub.add_parser("model-server", help="a deterministic scripted model (OpenAI Chat/Responses, Anthropic "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import json
 import os
 import shutil
@@ -39,10 +40,12 @@ from .artifacts.grants import get_files, post_folder
 from .contracts import termination
 from .contracts.pod_env import PodEnv
 from .contracts.termination import AgentTermination, GradeTermination
+from .contracts.warmup import LOST_PEER, WarmupRequest
+from .execution.relay import LoopbackRelay, peer_ports
 from .plan import Role
 from .contracts import judge as judges
 from .lifecycle import bundle as bundles
-from .lifecycle import phases, workspace
+from .lifecycle import phases, warmup_sidecar, workspace
 from .lifecycle.hardening import harden_process
 from .lifecycle.scoring import GradingError
 from .lifecycle.task_env import task_env
@@ -230,7 +233,9 @@ def _execute(ws: Path, scratch: Path, out: Path, bdir: Path, m: bundles.AgentMan
             raise phases.InfraError(f"services: {e}") from e
         urls = services.urls
         env = {**env, **service_env(urls)}
-        initial, box = phases.setup(dirs, pm, iso, env, authored, urls, agent)
+        initial, box = phases.setup(dirs, pm, iso, env, authored, urls, agent,
+                                    warmup=_sidecar_warmup(penv, ws, agent, summary)
+                                    if m.warmup and penv.warmup_dir else None)
         with box:
             setup = services.agent_setup(dirs.home)
             before = hashes(dirs.skills)
@@ -248,6 +253,21 @@ def _execute(ws: Path, scratch: Path, out: Path, bdir: Path, m: bundles.AgentMan
     summary.skills = skill_report("authored" if authored else "task", before, dirs.skills)
     workspace.write_json(out / "skills.json", summary.skills.model_dump())
     return ap
+
+
+def _sidecar_warmup(penv: PodEnv, ws: Path, agent, summary: AgentTermination) -> phases.WarmupRunner:
+    """The warmup through the pod's "svc-warmup" sidecar (lifecycle/warmup_sidecar.py): as root there, with the
+    task's environment but none of the agent's credentials. The ports of the servers it left running go into the
+    termination message (the operator has them relayed to the grading pod)."""
+    secret = {*agent.credential_env, *MODEL_ENV}
+
+    def run(box, lines: list[str], env: dict[str, str], log: Path) -> Optional[str]:
+        req = WarmupRequest(env={k: v for k, v in env.items() if k not in secret}, cwd=str(ws), owner_uid=os.getuid(),
+                            owner_gid=os.getgid(), owned=[str(d) for d in box.owned()])
+        st = warmup_sidecar.run_remote(Path(penv.warmup_dir or ""), req, log)
+        summary.warmup_ports = st.ports
+        return st.failed
+    return run
 
 
 class _GenericSidecars(TrialEnvironment):
@@ -309,6 +329,22 @@ def _write_skills(stage: trial_plan.Stage, penv: PodEnv, scratch: Path, out: Pat
     return ap
 
 
+def _warmup_servers(peer: Optional[str], out: Path):
+    """The servers the agent pod's warmup left running, at their loopback ports here for the grader
+    (execution/relay.py); nothing to do without a peer. RuntimeError when they cannot be reached: grading them
+    as absent would score the agent for the infrastructure's fault."""
+    if not peer:
+        return contextlib.nullcontext()
+    if peer == LOST_PEER:
+        raise RuntimeError("the agent pod, which runs the servers the task's warmup started, is gone")
+    try:
+        ports = peer_ports(peer)
+    except (OSError, ValueError) as e:
+        raise RuntimeError(f"the warmup's servers in the agent pod ({peer}) cannot be reached: {e}") from e
+    workspace.write_json(out / "warmup_relay.json", {"peer": peer, "ports": ports})
+    return LoopbackRelay(peer, ports)
+
+
 def main_grade(args: argparse.Namespace) -> int:
     harden_process()  # where the pod backend falls back to the sweep, the grader shares our uid and pid namespace
     out = Path(args.out)
@@ -329,8 +365,9 @@ def main_grade(args: argparse.Namespace) -> int:
         iso = phases.Isolation(mode=POD_BACKEND)  # the grader cannot see this process (nor its store keys)
         ws, m = phases.firewall(dirs, gdir, env, iso, at=Path(args.workspace) if getattr(args, "workspace", None)
                                 else None)
-        score = phases.grade(dirs, gdir, ws, m, {**env, **task_env([judges.KEY_ENV], dict(os.environ))},
-                             judge=_env().judge_config(), iso=iso)
+        with _warmup_servers(_env().warmup_peer, out):
+            score = phases.grade(dirs, gdir, ws, m, {**env, **task_env([judges.KEY_ENV], dict(os.environ))},
+                                 judge=_env().judge_config(), iso=iso)
         summary.score = score
     except GradingError as e:
         summary.error_kind, summary.error_message = ErrorKind.GRADING_ERROR, str(e)

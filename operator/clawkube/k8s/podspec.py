@@ -44,7 +44,8 @@ from ..lifecycle.bundle import AGENT_MANIFEST
 from ..services import sidecars
 from ..tasks.model import ServiceSpec
 from .model import API_VERSION, TaskTrialSpec
-from .names import L_ATTEMPT, L_ROLE, L_STAGE, trial_labels
+from ..execution.relay import RELAY_PORT
+from .names import L_ATTEMPT, L_ROLE, L_STAGE, L_WARMUP, trial_labels
 
 BUNDLE_KEY = "bundle.tar.gz"
 ROOT = "/clawkube"
@@ -103,6 +104,7 @@ class PodParams:
     upload_grant: Optional[str] = None
     read_grants: Optional[str] = None
     claweval_services_image: Optional[str] = None  # CLAW-Eval trials: the "svc-claweval" sidecar's image
+    warmup_peer: Optional[str] = None  # grading pods: the agent pod's warmup relay (execution/relay.py)
 
 
 def _s3_env(p: PodParams) -> list[dict[str, Any]]:
@@ -222,7 +224,46 @@ def agent_pod(p: PodParams) -> dict[str, Any]:
         _add_service_sidecars(pod, p)
     if p.spec.task_format == CLAWEVAL_FORMAT and p.claweval_services_image and p.stage in ("execution", "first_run"):
         _add_claweval_sidecar(pod, p)
+    if p.spec.warmup and p.stage in ("execution", "first_run"):
+        _add_warmup_sidecar(pod, p)
     return pod
+
+
+WARMUP_CONTAINER = "svc-warmup"
+WARMUP_DIR = f"{ROOT}/warmup"
+# a container root's file capabilities (as the local sandbox gives warmup: execution/bwrap.py ROOT_CAPS): enough for
+# apt-get (drops to _apt), pip and npm installs, chown of what it made; nothing that reaches past the container
+WARMUP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL"]
+WARMUP_REQUESTS = {"cpu": "100m", "memory": "128Mi"}
+
+
+def _add_warmup_sidecar(pod: dict[str, Any], p: PodParams) -> None:
+    """The task's Warmup as upstream runs it, as root, in a sidecar of the agent pod (lifecycle/warmup_sidecar.py):
+    the agent image, its own writable root filesystem (what the lines install stays there), sharing the workspace,
+    the agent's HOME and the pod's network; the servers the lines start keep running after the agent container
+    ended, relayed to the grading pod on RELAY_PORT. The agent container stays non-root and read-only; the
+    handshake is two volumes (contracts/warmup.py), each written by one side only."""
+    spec = pod["spec"]
+    main = spec["containers"][0]
+    res = {"cpu": p.run_spec.resources.cpu, "memory": p.run_spec.resources.memory}
+    spec["volumes"] += [{"name": "warmup-request", "emptyDir": {}}, {"name": "warmup-status", "emptyDir": {}}]
+    main["volumeMounts"] += [{"name": "warmup-request", "mountPath": f"{WARMUP_DIR}/request"},
+                             {"name": "warmup-status", "mountPath": f"{WARMUP_DIR}/status", "readOnly": True}]
+    main["env"] += PodEnv(warmup_dir=WARMUP_DIR).k8s()
+    shared = [m for m in main["volumeMounts"] if m["name"] in ("work", "workspace")]
+    spec["containers"].append({
+        "name": WARMUP_CONTAINER, "image": p.image, "imagePullPolicy": p.image_pull_policy,
+        "command": ["clawkube", "pod", "warmup", "--bundle", f"{ROOT}/bundle", "--control", WARMUP_DIR],
+        "env": [{"name": "HOME", "value": "/root"}],
+        "volumeMounts": [{"name": "bundle", "mountPath": f"{ROOT}/bundle", "readOnly": True}, *shared,
+                         {"name": "warmup-request", "mountPath": f"{WARMUP_DIR}/request", "readOnly": True},
+                         {"name": "warmup-status", "mountPath": f"{WARMUP_DIR}/status"}],
+        "ports": [{"name": "warmup-relay", "containerPort": RELAY_PORT, "protocol": "TCP"}],
+        "resources": {"requests": WARMUP_REQUESTS, "limits": res},
+        "securityContext": {"runAsUser": 0, "runAsGroup": 0, "runAsNonRoot": False, "allowPrivilegeEscalation": False,
+                            "readOnlyRootFilesystem": False, "capabilities": {"drop": ["ALL"], "add": WARMUP_CAPS}},
+    })
+    pod["metadata"]["labels"][L_WARMUP] = "true"  # the NetworkPolicy lets grading pods reach its relay port
 
 
 def model_api_env(api) -> list[dict[str, Any]]:
@@ -325,6 +366,6 @@ def _add_claweval_sidecar(pod: dict[str, Any], p: PodParams) -> None:
 def grade_pod(p: PodParams, agent_artifacts_uri: str) -> dict[str, Any]:
     argv = ["clawkube", "pod", "grade", "--grading", f"{ROOT}/grading", "--agent-artifacts", agent_artifacts_uri,
             "--out", f"{ROOT}/out", "--workspace", workspace_path(p.spec.task_format)]
-    env = [*PodEnv(trial=p.trial, attempt=p.attempt).k8s(),
+    env = [*PodEnv(trial=p.trial, attempt=p.attempt, warmup_peer=p.warmup_peer).k8s(),
            *judge_env(p.run_spec.judge)]  # the judge: grading pods only, never agent pods
     return _pod(p, "grade", p.spec.grading_bundle, f"{ROOT}/grading", argv, env + _s3_env(p))

@@ -16,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Optional
+from typing import Callable, Optional
 
 from pydantic import BaseModel
 
@@ -90,6 +90,7 @@ def safe_relative(rel: str) -> str:
 
 
 Isolation = sandbox.Isolation
+WarmupRunner = Callable[[sandbox.AgentBox, list[str], dict[str, str], Path], Optional[str]]  # sandbox.warmup's shape
 TRANSCRIPT_LIMIT = 256 * 1024 * 1024  # bytes of a harness's transcript file read
 TRANSCRIPT_ERROR = "transcript_error.txt"  # present when the agent's output could not be parsed
 GRADER_OUTPUT_LIMIT = 16 * 1024 * 1024
@@ -122,8 +123,8 @@ def open_box(dirs: TrialDirs, m: AgentManifest, iso: Isolation, services: Option
 
 def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str],
           skills_from: Optional[Path] = None, services: Optional[dict[str, str]] = None,
-          agent: Optional[Agent] = None, seed: Optional[Path] = None, files: Optional[dict[str, str]] = None
-          ) -> tuple[dict[str, str], sandbox.AgentBox]:
+          agent: Optional[Agent] = None, seed: Optional[Path] = None, files: Optional[dict[str, str]] = None,
+          warmup: Optional[WarmupRunner] = None) -> tuple[dict[str, str], sandbox.AgentBox]:
     """Lay out a fresh workspace, skills and home, open the agent's sandbox and run the warmup in it (as root over
     a private overlay of the system folders). Returns the initial workspace manifest and the open sandbox (the
     caller closes it). Raises SetupError when the task's warmup fails (naming the line), InfraError when we
@@ -131,7 +132,8 @@ def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str]
     The workspace gets the bundle's files and the benchmark's empty folders (`m.workspace_dirs`); the skills dir
     (inside the workspace when `m.skills_path` says so, then only when there is a skill to put there) gets the
     bundle's skills, or `skills_from` (EvoClawBench modes: the authored skills), plus `seed` (the skills seeded
-    into a skill-writing phase); `files` (relative path -> text) are written last (a phase's own inputs)."""
+    into a skill-writing phase); `files` (relative path -> text) are written last (a phase's own inputs).
+    `warmup`: who runs the warmup lines instead of the box (an agent pod's warmup sidecar, lifecycle/warmup_sidecar.py)."""
     for d in (dirs.workspace, dirs.home, dirs.out, dirs.audit):
         d.mkdir(parents=True, exist_ok=True)
     workspace.copy_tree(dirs.bundle / "workspace", dirs.workspace)
@@ -152,8 +154,8 @@ def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str]
         raise InfraError(f"sandbox: {e}") from e
     if m.warmup:
         try:
-            failed = sandbox.warmup(box, m.warmup, sandbox.base_env(box.inside(dirs.home), env),
-                                    dirs.out / "warmup.log")
+            failed = (warmup or sandbox.warmup)(box, m.warmup, sandbox.base_env(box.inside(dirs.home), env),
+                                                dirs.out / "warmup.log")
             if not failed:  # what root made in the agent's folders is the agent's to change, as in a container
                 sandbox.give_to_sandbox_user(*box.owned(), uid=box.lease.uid)
         except BaseException:
