@@ -36,6 +36,7 @@ class WarmupStatus(BaseModel):
 
     failed: Optional[str] = None  # what failed, naming the line (sandbox.warmup); None: every line ran
     ports: list[int] = Field(default_factory=list)  # loopback ports the warmup's servers listen on (relayed)
+    infra_error: Optional[str] = None  # the sidecar itself could not run the warmup (not the task's fault)
 
 
 def write(path: Path, model: BaseModel) -> None:

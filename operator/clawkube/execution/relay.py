@@ -85,8 +85,9 @@ class _Listener:
 class RelayServer(_Listener):
     """The agent pod's end: serves `ports` (those the warmup's servers listen on) on `port`, every address."""
 
-    def __init__(self, ports: list[int], port: int = RELAY_PORT, host: str = "0.0.0.0"):
+    def __init__(self, ports: list[int], port: int = RELAY_PORT, host: str = "0.0.0.0", target: str = "127.0.0.1"):
         super().__init__()
+        self.target = target  # where the servers listen (their loopback)
         self.ports = sorted(set(ports) - {port})
         self._listen(host, port, self._handle)
 
@@ -98,7 +99,7 @@ class RelayServer(_Listener):
             return
         if line is None or not line.isdigit() or int(line) not in self.ports:
             return
-        up = socket.create_connection(("127.0.0.1", int(line)), timeout=CONNECT_TIMEOUT)
+        up = socket.create_connection((self.target, int(line)), timeout=CONNECT_TIMEOUT)
         conn.settimeout(None)
         up.settimeout(None)
         try:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Optional
@@ -65,16 +66,22 @@ def _wait_for(path: Path, timeout: Optional[float]) -> bool:
     return True
 
 
-def serve(bundle: Path, control: Path, relay_port: int = RELAY_PORT, request_timeout: Optional[float] = None) -> int:
-    """The sidecar: wait for the request, run the warmup, report, then relay its servers until terminated."""
+def serve(bundle: Path, control: Path, relay_port: int = RELAY_PORT, request_timeout: Optional[float] = None,
+          until: Optional[threading.Event] = None) -> int:
+    """The sidecar: wait for the request, run the warmup, report, then relay its servers until terminated
+    (SIGTERM: the operator deletes the agent pod once grading is done; `until`: for tests)."""
     from .bundle import read_agent_manifest
 
     status_dir = control / Path(contract.STATUS).parent
     if not _wait_for(control / contract.REQUEST, request_timeout):
         return 0  # the agent never got as far as its warmup (the task cannot run): nothing to do
-    req = WarmupRequest.model_validate_json((control / contract.REQUEST).read_text())
-    m = read_agent_manifest(bundle)
-    box = _RootBox(req.cwd)
+    try:
+        req = WarmupRequest.model_validate_json((control / contract.REQUEST).read_text())
+        m = read_agent_manifest(bundle)
+        box = _RootBox(req.cwd)
+    except Exception as e:  # said to the supervisor (an infra fault), not left to its timeout
+        contract.write(control / contract.STATUS, WarmupStatus(infra_error=f"{type(e).__name__}: {e}"[:2000]))
+        return 1
     failed = sandbox.warmup(box, m.warmup, req.env, status_dir / "warmup.log")
     if not failed:
         for d in req.owned:  # what root made in the agent's folders is the agent's to change, as in a container
@@ -85,7 +92,11 @@ def serve(bundle: Path, control: Path, relay_port: int = RELAY_PORT, request_tim
     contract.write(control / contract.STATUS, WarmupStatus(failed=failed, ports=ports))
     if relay is None:
         return 0  # a failed warmup (a setup error), or one that left no server running: the pod may complete
-    signal.sigwait({signal.SIGTERM, signal.SIGINT})  # the operator deletes the pod once grading is done
+    if until is not None:
+        until.wait()
+    else:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+        signal.sigwait({signal.SIGTERM, signal.SIGINT})
     relay.close()
     return 0
 
@@ -100,6 +111,8 @@ def run_remote(control: Path, req: WarmupRequest, log: Path, timeout: float = sa
     if not _wait_for(status, timeout + WAIT_SLACK):
         raise RuntimeError(f"the warmup sidecar did not report within {timeout + WAIT_SLACK:g}s")
     st = WarmupStatus.model_validate_json(status.read_text())
+    if st.infra_error:
+        raise RuntimeError(f"the warmup sidecar could not run the warmup: {st.infra_error}")
     for name, dest in (("warmup.log", log), ("warmup.stdout", log.with_suffix(".stdout"))):
         src = status.parent / name
         if src.is_file():
