@@ -141,12 +141,13 @@ def test_warmup_server_app_home_and_tmp_workspace_on_real_pods(stack):
         _create_run(st, name, harness, args)
     agent_pods: dict[str, Any] = {}
 
-    def seen():  # the agent pods while they exist (they are deleted once their trial is finished)
+    def seen():  # the agent pods with their address, while they exist (deleted once their trial is finished)
         for name in runs:
             for p in _pods(st, name, "agent"):
-                agent_pods.setdefault(name, p)
+                if p.status.pod_ip:
+                    agent_pods.setdefault(name, p)
         return len(agent_pods) == len(runs)
-    wait_for("the agent pods", seen, 240, every=1)
+    wait_for("the agent pods", seen, 240, every=0.5)
     status = {name: _wait_run(st, name)["status"] for name in runs}
     for name in runs:
         assert status[name]["phase"] == "Succeeded", (name, status[name])
