@@ -11,6 +11,19 @@ alternating rounds (each side first every other round) so machine load hits both
 time / trials; the figure is the ratio of the medians (this project / the benchmark's runner). Target: at most 2.
 Also printed: the CPU time (user + system) of each side's whole process tree per trial, and the 1-min load
 average before and after each round (the figure means little on a loaded machine: say the load with it).
+
+Bytecode: both sides run with compiled modules, as installed software does (pip compiles a package's modules at
+install; a checkout's scripts get their __pycache__ on first run). An environment with PYTHONDONTWRITEBYTECODE (this
+machine's sessions set it) would make each side compile its modules from source on every start. So by default
+each side's interpreter writes and reads its bytecode under a private PYTHONPYCACHEPREFIX (nothing is written
+into the benchmark's checkout), clawkube's package is compiled once (`compileall`: its grading processes import
+it read-only inside their sandboxes; the __pycache__ folders are git-ignored), and one warm-up round of each
+side is run and not counted. `bytecode=False` keeps the environment as it is (the earlier figures' setting).
+
+The floor: what this project's design cannot avoid per trial on this machine, measured in the same run: two
+bubblewrap sandboxes started with this project's view (agent and grader, each running `true`) and one Python
+interpreter started with `-S` (the grading process). Printed per trial, next to the benchmark's own per-trial
+time.
 """
 from __future__ import annotations
 
@@ -67,10 +80,20 @@ def timed(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float, flo
     return p, time.perf_counter() - t0, _children_cpu() - c0
 
 
-def upstream_seconds(base: Path, python: str, tasks: list[str], workers: int, work: Path) -> tuple[float, float]:
+def side_env(pycache: Optional[Path]) -> dict[str, str]:
+    """The environment both sides start with: this one, with a private bytecode cache when `pycache` is given."""
+    env = dict(os.environ)
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
+def upstream_seconds(base: Path, python: str, tasks: list[str], workers: int, work: Path,
+                     pycache: Optional[Path] = None) -> tuple[float, float]:
     work.mkdir(parents=True)
     shim = evoclaw_shim.install(work / "bin")
-    env = {**os.environ, "PATH": f"{shim}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(work / "home")}
+    env = {**side_env(pycache), "PATH": f"{shim}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(work / "home")}
     cmd = [python, str(base / "scripts" / "benchmark.py"), "--model", "scripted/nop", "--runtime", "nanobot",
            "--mode", "baseline", "--suite", ",".join(tasks), "--workers", str(workers), "--no-progress",
            "--environment", "local", "--output-dir", "results"]
@@ -84,12 +107,13 @@ def upstream_seconds(base: Path, python: str, tasks: list[str], workers: int, wo
     return wall, cpu
 
 
-def ours_seconds(tasks_dir: Path, tasks: list[str], workers: int, work: Path) -> tuple[float, float]:
+def ours_seconds(tasks_dir: Path, tasks: list[str], workers: int, work: Path,
+                 pycache: Optional[Path] = None, repo: Path = REPO) -> tuple[float, float]:
     work.mkdir(parents=True)
     spec = {"tasks": {"path": str(tasks_dir)}, "selector": {"ids": tasks}, "agent": {"harness": "nop"},
             "trials": 1, "parallelism": workers}
     (work / "run.yaml").write_text(json.dumps(spec))
-    env = {**os.environ, "PYTHONPATH": str(REPO / "operator")}
+    env = {**side_env(pycache), "PYTHONPATH": str(repo / "operator")}
     p, wall, cpu = timed([sys.executable, "-m", "clawkube", "run", str(work / "run.yaml"), "--out", str(work / "out")],
                          env=env)
     results = list((work / "out" / "trials").glob("*/*/result.json"))
@@ -100,29 +124,71 @@ def ours_seconds(tasks_dir: Path, tasks: list[str], workers: int, work: Path) ->
     return wall, cpu
 
 
+def floor_seconds(samples: int = 15) -> dict[str, float]:
+    """Median seconds of: a bubblewrap sandbox with this project's view running `true` (backend bwrap's one-shot
+    path, the grader's), and `python -S -c pass` on the host. (Empty without the bwrap backend.)"""
+    sys.path.insert(0, str(REPO / "operator"))
+    from clawkube import execution as ex
+
+    if ex.backend("bwrap").unavailable() is not None:
+        return {}
+    spec = ex.SandboxSpec(name="floor")
+    run = ex.ExecSpec(argv=["true"], cwd="/", limits=ex.Limits(timeout=30))
+
+    def median(fn) -> float:
+        xs = []
+        for _ in range(samples):
+            t0 = time.perf_counter()
+            fn()
+            xs.append(time.perf_counter() - t0)
+        return statistics.median(xs)
+    return {"bwrap_true": median(lambda: ex.run_once("bwrap", spec, run)),
+            "python_S": median(lambda: subprocess.run([sys.executable, "-S", "-c", "pass"], check=True))}
+
+
 def compare(upstream: Path, tasks: Optional[list[str]] = None, workers: int = 2, rounds: int = 3,
-            python: Optional[str] = None) -> dict:
+            python: Optional[str] = None, bytecode: bool = True, before: Optional[Path] = None) -> dict:
+    """`before`: another checkout of this project (e.g. `git worktree add DIR COMMIT`), run as a third side in
+    the same rounds: a before/after figure in the same conditions."""
     base = conf.upstream_layout(upstream)
     py = conf.upstream_python(base, python)
     tasks = list(tasks or DEFAULT_TASKS)
     root = Path(tempfile.mkdtemp(prefix="clawkube-bench-evoclaw-"))
-    wall: dict[str, list[float]] = {"upstream": [], "ours": []}
-    cpu: dict[str, list[float]] = {"upstream": [], "ours": []}
-    run = {"upstream": lambda r: upstream_seconds(base, py, tasks, workers, root / f"up{r}"),
-           "ours": lambda r: ours_seconds(data_tasks_dir(), tasks, workers, root / f"ours{r}")}
+    sides = ("upstream", "ours", *(("before",) if before else ()))
+    wall: dict[str, list[float]] = {s: [] for s in sides}
+    cpu: dict[str, list[float]] = {s: [] for s in sides}
+    pycache = root / "pycache" if bytecode else None
+    run = {"upstream": lambda r: upstream_seconds(base, py, tasks, workers, root / f"up{r}", pycache),
+           "ours": lambda r: ours_seconds(data_tasks_dir(), tasks, workers, root / f"ours{r}", pycache)}
+    if before:
+        run["before"] = lambda r: ours_seconds(data_tasks_dir(), tasks, workers, root / f"before{r}", pycache,
+                                               repo=before)
+    try:
+        if bytecode:  # compiled modules, as installed: not counted
+            for repo in (REPO, *((before,) if before else ())):
+                subprocess.run([sys.executable, "-m", "compileall", "-q", str(repo / "operator" / "clawkube")],
+                               env=side_env(None), check=True)
+            for side in sides:
+                run[side]("warm")
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
     load = [os.getloadavg()[0]]
+    floor: dict[str, float] = {}
     try:
         for r in range(rounds):  # alternating, and each side first every other round
-            for side in (("upstream", "ours") if r % 2 == 0 else ("ours", "upstream")):
+            for side in (sides if r % 2 == 0 else sides[::-1]):
                 w, c = run[side](r)
                 wall[side].append(w / len(tasks))
                 cpu[side].append(c / len(tasks))
             load.append(os.getloadavg()[0])
+        floor = floor_seconds()
     finally:
         shutil.rmtree(root, ignore_errors=True)
     t, o = statistics.median(wall["upstream"]), statistics.median(wall["ours"])
     tc, oc = statistics.median(cpu["upstream"]), statistics.median(cpu["ours"])
-    return {"tasks": tasks, "workers": workers, "rounds": rounds,
+    return {"tasks": tasks, "workers": workers, "rounds": rounds, "bytecode_cache": bytecode,
+            "floor_seconds": {k: round(v, 4) for k, v in floor.items()},
             "upstream_trial_seconds": [round(x, 3) for x in wall["upstream"]],
             "ours_trial_seconds": [round(x, 3) for x in wall["ours"]],
             "upstream_trial_seconds_median": round(t, 3), "ours_trial_seconds_median": round(o, 3),
@@ -130,7 +196,11 @@ def compare(upstream: Path, tasks: Optional[list[str]] = None, workers: int = 2,
             "upstream_trial_cpu_seconds_median": round(tc, 3), "ours_trial_cpu_seconds_median": round(oc, 3),
             "cpu_ratio": round(oc / tc, 2), "loadavg_1min": [round(x, 2) for x in load], "nproc": os.cpu_count(),
             # each round's two runs are adjacent in time: their ratio is less at the mercy of a changing load
-            "round_ratio_median": round(statistics.median(o_ / t_ for o_, t_ in zip(wall["ours"], wall["upstream"])), 2)}
+            "round_ratio_median": round(statistics.median(o_ / t_ for o_, t_ in zip(wall["ours"], wall["upstream"])), 2),
+            **({"before": str(before), "before_trial_seconds": [round(x, 3) for x in wall["before"]],
+                "before_trial_seconds_median": round(statistics.median(wall["before"]), 3),
+                "before_ratio": round(statistics.median(wall["before"]) / t, 2),
+                "before_trial_cpu_seconds_median": round(statistics.median(cpu["before"]), 3)} if before else {})}
 
 
 def report(fig: dict) -> str:
@@ -143,4 +213,26 @@ def report(fig: dict) -> str:
             f"  median of the rounds' own ratios: {fig['round_ratio_median']:.2f}\n"
             f"  CPU (user+system, whole process tree): {fig['ours_trial_cpu_seconds_median'] * 1000:.0f} ms/trial here "
             f"vs {fig['upstream_trial_cpu_seconds_median'] * 1000:.0f} there -> {fig['cpu_ratio']:.2f}; "
-            f"1-min load average {min(fig['loadavg_1min']):.1f}-{max(fig['loadavg_1min']):.1f} on {fig['nproc']} CPUs")
+            f"1-min load average {min(fig['loadavg_1min']):.1f}-{max(fig['loadavg_1min']):.1f} on {fig['nproc']} CPUs\n"
+            f"  bytecode: {'compiled modules on both sides (private cache, one warm-up round each)' if fig['bytecode_cache'] else 'the environment as it is'}"
+            + _floor_line(fig) + _before_line(fig))
+
+
+def _before_line(fig: dict) -> str:
+    if "before" not in fig:
+        return ""
+    return (f"\n  before ({fig['before']}), same rounds: {fig['before_trial_seconds_median'] * 1000:.0f} ms/trial "
+            f"({', '.join(f'{x * 1000:.0f}' for x in fig['before_trial_seconds'])}) -> ratio {fig['before_ratio']:.2f}; "
+            f"CPU {fig['before_trial_cpu_seconds_median'] * 1000:.0f} ms/trial")
+
+
+def _floor_line(fig: dict) -> str:
+    f = fig.get("floor_seconds") or {}
+    if not f:
+        return ""
+    per_trial = 2 * f["bwrap_true"] + f["python_S"]
+    w = fig["workers"]
+    return (f"\n  floor per trial here: 2 sandboxes ({f['bwrap_true'] * 1000:.0f} ms each, running `true`) + one "
+            f"`python -S` ({f['python_S'] * 1000:.0f} ms) = {per_trial * 1000:.0f} ms of latency; over {w} workers "
+            f"{per_trial / w * 1000:.0f} ms/trial at best, vs the benchmark's "
+            f"{fig['upstream_trial_seconds_median'] * 1000:.0f} ms/trial in all")

@@ -1,5 +1,6 @@
 import sys
 
 from .cli import main
+from .exiting import exit_now
 
-sys.exit(main())
+exit_now(main())

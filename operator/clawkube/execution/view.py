@@ -3,8 +3,8 @@
 Visible inside every sandbox (backend `bwrap`):
 - read-only: /usr (and /bin, /sbin, /lib* as on the host: links into /usr or read-only binds), /etc with the files
   in `ETC_MASKED` replaced by empty ones, and the tool folders below;
-- the sandbox's own mounts (workspace, home, ...), a private /tmp (a host folder of the sandbox's, given by the
-  caller), a private /dev/shm, a minimal /dev and a /proc of the sandbox's own processes;
+- the sandbox's own mounts (workspace, home, ...), a private /tmp (a tmpfs of the sandbox's own, unless the
+  caller mounts a folder there), a private /dev/shm, a minimal /dev and a /proc of the sandbox's own processes;
 - nothing else: no /root, /home, /work, /opt, /var, /srv, /mnt, no other trial's folders, no results.
 
 Tool folders (`CLAWKUBE_SANDBOX_TOOLS`, folders separated by ':'): each is visible read-only at the same path,

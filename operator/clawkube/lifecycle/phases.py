@@ -272,18 +272,15 @@ def restore_home(dirs: TrialDirs, m: GradingManifest) -> TrialDirs:
 
 
 def env_snapshot(ws: Path, files: list[str], commands: list[str], env: dict[str, str],
-                 iso: Optional[Isolation] = None, mount: Optional[str] = None,
-                 scratch: Optional[Path] = None) -> dict:
+                 iso: Optional[Isolation] = None, mount: Optional[str] = None) -> dict:
     """The task's probes over the agent's restored workspace, grading side only: commands run sandboxed
     (unprivileged, the workspace and nothing else); files are read without following links, capped."""
     snap: dict[str, dict] = {"files": {}, "commands": {}}
     iso = iso or default_isolation()
-    for i, cmd in enumerate(commands):
-        where = (scratch or ws.parent) / f"probe-{i}"
+    for cmd in commands:
         r = sandbox.run_grading(iso, ["bash", "-c", cmd], cwd=mount or str(ws),
                                 env=sandbox.base_env("/tmp", env), timeout=PROBE_TIMEOUT, workspace=ws,
-                                workspace_mount=mount, inputs=[], writable=[], scratch=where, name="probe")
-        workspace.rmtree(where)
+                                workspace_mount=mount, inputs=[], writable=[], name="probe")
         snap["commands"][cmd] = {"exit_code": r.exit_code, "stdout": r.stdout, "stderr": r.stderr[-2000:],
                                  **({"timed_out": True} if r.timed_out else {})}
     for rel in files:
@@ -323,7 +320,7 @@ def firewall(dirs: TrialDirs, grading_bundle_dir: Path, env: dict[str, str],
     def probe() -> None:
         workspace.write_json(dirs.out / "env_snapshot.json",
                              env_snapshot(ws, m.env_snapshot_files, m.env_snapshot_commands, env, iso,
-                                          workspace_mount(m), dirs.grading))
+                                          workspace_mount(m)))
     if probes_first:
         probe()
     files = grading_bundle_dir / "files"
@@ -394,7 +391,7 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
                             inputs=[grading_bundle_dir, dirs.out / "transcript.jsonl", dirs.audit,
                                     dirs.out / "env_snapshot.json", inbox, pkg,
                                     *registry.get(m.format).grading_inputs(m, dirs.out)],
-                            writable=[outbox, run], scratch=g, views=views, reach=list(reach))
+                            writable=[outbox, run], views=views, reach=list(reach))
     log = r.stdout + r.stderr
     (dirs.out / "grader.log").write_text(log, errors="replace")
     if r.start_error:

@@ -2,7 +2,8 @@
 
 - `AgentBox`: the sandbox of one agent-side run (a trial's warmup + agent, or a skill-writing phase). It sees the
   workspace (at the benchmark's mount point, e.g. /tmp_workspace, or where it is), its HOME and skills folders,
-  a private /tmp, read-only system folders and tool folders, nothing else; its network is loopback plus the
+  a private /tmp (a tmpfs: what it holds, the mount points of folders under /tmp included, goes with the
+  sandbox), read-only system folders and tool folders, nothing else; its network is loopback plus the
   trial's services and the model API. It runs as a uid leased for this run alone. Warmup runs as root inside,
   over a private writable overlay of the system folders, and the servers it starts in the background keep
   running (on the sandbox's loopback) for the agent.
@@ -119,10 +120,6 @@ class AgentBox:
                  skills_in_home: Optional[str] = None, initial: Optional[tuple[Path, str]] = None):
         self.iso = iso
         self.workspace, self.home, self.skills = workspace, home, skills
-        self.tmp = scratch / "tmp"
-        if ex.backend(iso.mode).isolating:  # its own /tmp (other backends: the container's or the machine's)
-            self.tmp.mkdir(parents=True, exist_ok=True)
-            self.tmp.chmod(0o1777)
         self.lease = ex.claim_uid()
         try:
             give_to_sandbox_user(*self.owned(), uid=self.lease.uid)
@@ -130,8 +127,6 @@ class AgentBox:
                            Mount(source=home, writable=True)]
             if initial is not None and initial[0].is_dir():  # the workspace as handed over (read-only)
                 self.mounts.append(Mount(source=initial[0], target=initial[1]))
-            if self.tmp.is_dir():
-                self.mounts.append(Mount(source=self.tmp, target="/tmp", writable=True))
             if skills.is_dir() and not skills.is_relative_to(workspace):  # else: seen through the workspace
                 self.mounts.append(Mount(source=skills, writable=True, target=f"{home}/{skills_in_home}"
                                          if skills_in_home else None))
@@ -226,20 +221,16 @@ def warmup(box: AgentBox, lines: list[str], env: dict[str, str], log: Path,
 
 def run_grading(iso: Isolation, argv: list[str], *, cwd: str, env: dict[str, str], timeout: float,
                 workspace: Path, workspace_mount: Optional[str], inputs: list[Path], writable: list[Path],
-                scratch: Path, stdout: Optional[Path] = None, stderr: Optional[Path] = None,
+                stdout: Optional[Path] = None, stderr: Optional[Path] = None,
                 name: str = "grader", views: list[Mount] = (), reach: list[ex.Endpoint] = ()) -> ExecResult:
     """A grader or probe in a one-shot sandbox: `workspace` (writable, at `workspace_mount` or where it is),
-    `inputs` read-only and `writable` folders at their host paths, a private /tmp under `scratch`, the Python
+    `inputs` read-only and `writable` folders at their host paths, a private /tmp (the backend's own), the Python
     that runs clawkube and the clawkube package (for the grading process), the judge as the only endpoint.
     `views`: more read-only folders at fixed paths (the benchmark's trial mounts); `reach`: servers in the agent's
     still open sandbox (Sandbox.services) the grader may query, at the same loopback addresses."""
-    tmp = scratch / "tmp"
-    tmp.mkdir(parents=True, exist_ok=True)
-    tmp.chmod(0o1777)
     with ex.claim_uid() as lease:
         give_to_sandbox_user(workspace, *writable, uid=lease.uid)
         mounts = [Mount(source=workspace, target=workspace_mount, writable=True),
-                  Mount(source=tmp, target="/tmp", writable=True),
                   *(Mount(source=p) for p in inputs if p.exists()),
                   *(Mount(source=p, writable=True) for p in writable),
                   *(v for v in views if v.source.exists())]
