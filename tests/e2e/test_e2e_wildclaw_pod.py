@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.namespace import new_namespace, s3_for
-from tests.e2e.operator_proc import OperatorProcess
-from tests.e2e.s3 import ACCESS, REGION, free_port
+from tests.e2e.operator_proc import for_namespace
+from tests.e2e.s3 import REGION
 from tests.polling import wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -69,15 +69,7 @@ def stack(cluster, cluster_images, cluster_api, tmp_path_factory):
     ns = new_namespace(core, "wp")
     s3 = s3_for(core, ns, NODE_IP, BUCKET)
     core.create_namespaced_config_map(ns, {"metadata": {"name": "tasks"}, "binaryData": _configmap_data()})
-    port = free_port("127.0.0.1")
-    op = OperatorProcess({
-        "KUBECONFIG": str(kc), "CLAWKUBE_NAMESPACES": ns, "CLAWKUBE_METRICS_PORT": str(port),
-        "CLAWKUBE_LIVENESS_PORT": "0", "CLAWKUBE_LISTEN_ADDRESS": "127.0.0.1",
-        "CLAWKUBE_AGENT_IMAGE": cluster_images["agent"], "CLAWKUBE_GRADER_IMAGE": cluster_images["grader"],
-        "CLAWKUBE_IMAGE_PULL_POLICY": "Never", "CLAWKUBE_REQUEUE_SECONDS": "1",
-        "AWS_ACCESS_KEY_ID": ACCESS["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY": ACCESS["aws_secret_access_key"],
-        "PYTHONUNBUFFERED": "1",
-    }, logs / "operator.log", port)
+    op = for_namespace(kc, ns, cluster_images["agent"], cluster_images["grader"], logs / "operator.log")
     try:
         op.start()
         yield {"ns": ns, "api": cluster_api, "s3": s3, "op": op, "core": core}
