@@ -135,6 +135,7 @@ def test_default_render(helm, tmp_path):
     kinds = sorted(d["kind"] for d in docs)
     assert kinds == sorted(["ServiceAccount", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
                             "RoleBinding", "Service", "Deployment", "ConfigMap", "NetworkPolicy", "NetworkPolicy",
+                            "NetworkPolicy",
                             "Pod"]), kinds
     # with no watchNamespaces the operator serves the release namespace only
     one(docs, "Role", "bench-clawkube", RELEASE_NS)
@@ -172,7 +173,7 @@ def test_all_on_render(helm, tmp_path):
         trial_sa = one(docs, "ServiceAccount", "bench-clawkube-trial", ns)
         assert trial_sa["automountServiceAccountToken"] is False
         assert {p["metadata"]["name"] for p in find(docs, "NetworkPolicy", namespace=ns)} == {
-            "bench-clawkube-agent", "bench-clawkube-grader"}
+            "bench-clawkube-agent", "bench-clawkube-grader", "bench-clawkube-warmup-relay"}
     assert not find(docs, "Role", namespace=RELEASE_NS)  # the operator gets no rights in namespaces it doesn't serve
     cluster_role = one(docs, "ClusterRole")
     assert {r for rule in cluster_role["rules"] for r in rule["resources"]} == {
@@ -392,7 +393,8 @@ def egress_cidrs(policy: dict) -> set[str]:
 
 
 def test_network_policies_default_deny_with_allowlist(helm, tmp_path):
-    from clawkube.k8s.names import L_ROLE
+    from clawkube.execution.relay import RELAY_PORT
+    from clawkube.k8s.names import L_ROLE, L_WARMUP
 
     default = render(helm, tmp_path)
     agent = one(default, "NetworkPolicy", "bench-clawkube-agent", RELEASE_NS)
@@ -401,8 +403,17 @@ def test_network_policies_default_deny_with_allowlist(helm, tmp_path):
     assert grader["spec"]["podSelector"] == {"matchLabels": {L_ROLE: "grade"}}
     for policy in (agent, grader):
         assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"] and policy["spec"]["ingress"] == []
-        (dns,) = policy["spec"]["egress"]  # nothing but DNS by default
-        assert {p["port"] for p in dns["ports"]} == {53}
+    (dns,) = agent["spec"]["egress"]  # nothing but DNS by default
+    assert {p["port"] for p in dns["ports"]} == {53}
+    # graders: DNS, and the warmup relay of agent pods whose warmup left servers running (that one port only)
+    dns, relay = grader["spec"]["egress"]
+    assert {p["port"] for p in dns["ports"]} == {53}
+    warm = {L_ROLE: "agent", L_WARMUP: "true"}
+    assert relay == {"to": [{"podSelector": {"matchLabels": warm}}], "ports": [{"protocol": "TCP", "port": RELAY_PORT}]}
+    inbound = one(default, "NetworkPolicy", "bench-clawkube-warmup-relay", RELEASE_NS)["spec"]
+    assert inbound == {"podSelector": {"matchLabels": warm}, "policyTypes": ["Ingress"], "ingress": [
+        {"from": [{"podSelector": {"matchLabels": {L_ROLE: "grade"}}}],
+         "ports": [{"protocol": "TCP", "port": RELAY_PORT}]}]}
     no_dns = render(helm, tmp_path, {"networkPolicy": {"allowDns": False}})
     assert one(no_dns, "NetworkPolicy", "bench-clawkube-agent")["spec"]["egress"] == []
 
@@ -437,7 +448,7 @@ def test_store_egress_is_derived_from_the_artifact_endpoint_or_a_loud_note(helm,
     https = render(helm, tmp_path, {"artifacts": {"bucket": "b", "endpoint": "https://192.0.2.7"}})
     assert egress_ports(one(https, "NetworkPolicy", "bench-clawkube-grader"), "192.0.2.7/32") == {443}
     named = {"artifacts": {"bucket": "b", "endpoint": "http://minio.minio.svc:9000"}}
-    (dns,) = one(render(helm, tmp_path, named), "NetworkPolicy", "bench-clawkube-grader")["spec"]["egress"]
+    (dns,) = one(render(helm, tmp_path, named), "NetworkPolicy", "bench-clawkube-agent")["spec"]["egress"]
     notes = install_notes(helm, named, tmp_path)
     assert "CANNOT REACH THE ARTIFACT STORE" in notes and "minio.minio.svc" in notes and "ports: 9000" in notes
     peer = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "minio"}}}

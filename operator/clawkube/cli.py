@@ -16,6 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from . import safeyaml
+from .execution.relay import RELAY_PORT
 
 EXIT_OK, EXIT_TRIAL_FAILURES, EXIT_USAGE = 0, 3, 2
 
@@ -197,6 +198,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_pod(args: argparse.Namespace) -> int:
     from . import pod
 
+    if args.pod_phase == "warmup":
+        from .lifecycle import warmup_sidecar
+
+        return warmup_sidecar.serve(Path(args.bundle), Path(args.control), args.relay_port)
     return pod.main_agent(args) if args.pod_phase == "agent" else pod.main_grade(args)
 
 
@@ -314,7 +319,10 @@ def parser() -> argparse.ArgumentParser:
     podsub = pod.add_subparsers(dest="pod_phase", required=True)
     pa = podsub.add_parser("agent", help="setup -> agent -> capture, in the agent pod")
     pa.add_argument("--bundle", required=True, type=local_path, help="folder holding the extracted agent bundle or bundle.tar.gz")
-    pa.add_argument("--workspace", required=True, type=local_path)
+    pa.add_argument("--workspace", required=True, type=local_path,
+                    help="the workspace folder (the pod mounts it at the benchmark's mount point)")
+    pa.add_argument("--scratch", type=local_path,
+                    help="the pod's own folder for the agent's HOME and skills (default: the workspace's parent)")
     pa.add_argument("--out", required=True, type=local_path)
     pa.add_argument("--harness")
     pa.add_argument("--model")
@@ -327,8 +335,15 @@ def parser() -> argparse.ArgumentParser:
     pg.add_argument("--grading", required=True, type=local_path, help="folder holding the extracted grading bundle or bundle.tar.gz")
     pg.add_argument("--agent-artifacts", required=True, type=path_or_url, help="s3://... prefix or a local folder")
     pg.add_argument("--out", required=True, type=local_path)
+    pg.add_argument("--workspace", type=local_path, help="an empty folder to grade the workspace in (the pod mounts "
+                                                         "it at the benchmark's mount point)")
     for sp in (pa, pg):
         sp.add_argument("--termination-log", type=local_path, default="/dev/termination-log")
+    pw = podsub.add_parser("warmup", help="the task's warmup as root, in the agent pod's svc-warmup sidecar; then "
+                                          "relays the servers it started to the grading pod")
+    pw.add_argument("--bundle", required=True, type=local_path, help="folder holding the extracted agent bundle")
+    pw.add_argument("--control", required=True, type=local_path, help="holds request/ and status/ (contracts/warmup.py)")
+    pw.add_argument("--relay-port", type=int, default=RELAY_PORT)
     pod.set_defaults(fn=cmd_pod)
 
     ms = sub.add_parser("model-server", help="a deterministic scripted model (OpenAI Chat/Responses, Anthropic "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import json
 import os
 import shutil
@@ -39,10 +40,12 @@ from .artifacts.grants import get_files, post_folder
 from .contracts import termination
 from .contracts.pod_env import PodEnv
 from .contracts.termination import AgentTermination, GradeTermination
+from .contracts.warmup import LOST_PEER, WarmupRequest
+from .execution.relay import LoopbackRelay, peer_ports
 from .plan import Role
 from .contracts import judge as judges
 from .lifecycle import bundle as bundles
-from .lifecycle import phases, workspace
+from .lifecycle import phases, warmup_sidecar, workspace
 from .lifecycle.hardening import harden_process
 from .lifecycle.scoring import GradingError
 from .lifecycle.task_env import task_env
@@ -182,12 +185,13 @@ def main_agent(args: argparse.Namespace) -> int:
         env = task_env([*m.view.env, *agent.credential_env, *MODEL_ENV], dict(os.environ))
         agent_args = penv.agent_args if penv.agent_args is not None else json.loads(args.args_json or "{}")
         timeout = args.timeout or penv.timeout_seconds or m.view.timeout_seconds
+        scratch = Path(args.scratch) if getattr(args, "scratch", None) else Path(args.workspace).parent
         if stage.role is Role.AUTHOR:
-            ap = _write_skills(stage, penv, Path(args.workspace).parent, out, bdir, m, agent, args.model, agent_args,
+            ap = _write_skills(stage, penv, scratch, out, bdir, m, agent, args.model, agent_args,
                                env, timeout, summary)
         else:
-            ap = _execute(Path(args.workspace), out, bdir, m, agent, args.model, agent_args, env, timeout, summary,
-                          penv, stage)
+            ap = _execute(Path(args.workspace), scratch, out, bdir, m, agent, args.model, agent_args, env, timeout,
+                          summary, penv, stage)
         summary = summary.model_copy(update={"exit_code": ap.exit_code, "timed_out": ap.timed_out, "usage": ap.usage,
                                              "error_kind": ap.error_kind, "error_message": ap.error_message})
     except (_SetupError, phases.SetupError) as e:  # the task cannot run here, or its warmup failed
@@ -199,14 +203,17 @@ def main_agent(args: argparse.Namespace) -> int:
     return 0
 
 
-def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, model: Optional[str],
+def _execute(ws: Path, scratch: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, model: Optional[str],
              agent_args: dict, env: dict[str, str], timeout: int, summary: AgentTermination,
              penv: PodEnv, stage: trial_plan.Stage) -> phases.AgentPhase:
     """An execute stage (the graded execution or a PostSkill first run): services, setup, agent, audit, capture;
-    with $CLAWKUBE_SKILLS_URI it starts with the skills found there (written by an author stage)."""
-    scratch = ws.parent
-    dirs = phases.TrialDirs(bundle=bdir, workspace=ws, home=scratch / "home", skills=scratch / "skills",
-                            out=out, grading=scratch / "unused").for_manifest(m)
+    with $CLAWKUBE_SKILLS_URI it starts with the skills found there (written by an author stage).
+    `ws` is where the pod mounts the workspace (the benchmark's mount point), `scratch` the pod's own folder.
+    The pod is the view: skills a benchmark shows at ~/<skills_in_home> are made there, in the agent's HOME."""
+    home = scratch / "home"
+    skills = home / m.mounts.skills_in_home if m.mounts.skills_in_home else scratch / "skills"
+    dirs = phases.TrialDirs(bundle=bdir, workspace=ws, home=home, skills=skills, out=out,
+                            grading=scratch / "unused", scratch_dir=scratch).for_manifest(m)
     iso = phases.Isolation(mode=POD_BACKEND)
     pm = phase_manifest(m, phase_of(_mode(penv, stage), stage.name))  # the prompt as the mode puts it
     authored = None
@@ -226,7 +233,9 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
             raise phases.InfraError(f"services: {e}") from e
         urls = services.urls
         env = {**env, **service_env(urls)}
-        initial, box = phases.setup(dirs, pm, iso, env, authored, urls, agent)
+        initial, box = phases.setup(dirs, pm, iso, env, authored, urls, agent,
+                                    warmup=_sidecar_warmup(penv, ws, agent, summary)
+                                    if m.warmup and penv.warmup_dir else None)
         with box:
             setup = services.agent_setup(dirs.home)
             before = hashes(dirs.skills)
@@ -240,9 +249,25 @@ def _execute(ws: Path, out: Path, bdir: Path, m: bundles.AgentManifest, agent, m
     finally:
         services.stop()
     phases.capture(dirs, initial)
+    phases.capture_home(dirs, m)
     summary.skills = skill_report("authored" if authored else "task", before, dirs.skills)
     workspace.write_json(out / "skills.json", summary.skills.model_dump())
     return ap
+
+
+def _sidecar_warmup(penv: PodEnv, ws: Path, agent, summary: AgentTermination) -> phases.WarmupRunner:
+    """The warmup through the pod's "svc-warmup" sidecar (lifecycle/warmup_sidecar.py): as root there, with the
+    task's environment but none of the agent's credentials. The ports of the servers it left running go into the
+    termination message (the operator has them relayed to the grading pod)."""
+    secret = {*agent.credential_env, *MODEL_ENV}
+
+    def run(box, lines: list[str], env: dict[str, str], log: Path) -> Optional[str]:
+        req = WarmupRequest(env={k: v for k, v in env.items() if k not in secret}, cwd=str(ws), owner_uid=os.getuid(),
+                            owner_gid=os.getgid(), owned=[str(d) for d in box.owned()])
+        st = warmup_sidecar.run_remote(Path(penv.warmup_dir or ""), req, log)
+        summary.warmup_ports = st.ports
+        return st.failed
+    return run
 
 
 class _GenericSidecars(TrialEnvironment):
@@ -304,6 +329,22 @@ def _write_skills(stage: trial_plan.Stage, penv: PodEnv, scratch: Path, out: Pat
     return ap
 
 
+def _warmup_servers(peer: Optional[str], out: Path):
+    """The servers the agent pod's warmup left running, at their loopback ports here for the grader
+    (execution/relay.py); nothing to do without a peer. RuntimeError when they cannot be reached: grading them
+    as absent would score the agent for the infrastructure's fault."""
+    if not peer:
+        return contextlib.nullcontext()
+    if peer == LOST_PEER:
+        raise RuntimeError("the agent pod, which runs the servers the task's warmup started, is gone")
+    try:
+        ports = peer_ports(peer)
+    except (OSError, ValueError) as e:
+        raise RuntimeError(f"the warmup's servers in the agent pod ({peer}) cannot be reached: {e}") from e
+    workspace.write_json(out / "warmup_relay.json", {"peer": peer, "ports": ports})
+    return LoopbackRelay(peer, ports)
+
+
 def main_grade(args: argparse.Namespace) -> int:
     harden_process()  # where the pod backend falls back to the sweep, the grader shares our uid and pid namespace
     out = Path(args.out)
@@ -319,11 +360,14 @@ def main_grade(args: argparse.Namespace) -> int:
         dirs = phases.TrialDirs(bundle=gdir, workspace=scratch / "unused", home=scratch / "home",
                                 skills=scratch / "skills", out=out, grading=scratch)
         m = bundles.read_grading_manifest(gdir)
+        dirs = phases.restore_home(dirs, m)  # the agent's HOME, for graders that look there (TrialMounts.grader_home)
         env = task_env(m.env, dict(os.environ))
         iso = phases.Isolation(mode=POD_BACKEND)  # the grader cannot see this process (nor its store keys)
-        ws, m = phases.firewall(dirs, gdir, env, iso)
-        score = phases.grade(dirs, gdir, ws, m, {**env, **task_env([judges.KEY_ENV], dict(os.environ))},
-                             judge=_env().judge_config(), iso=iso)
+        ws, m = phases.firewall(dirs, gdir, env, iso, at=Path(args.workspace) if getattr(args, "workspace", None)
+                                else None)
+        with _warmup_servers(_env().warmup_peer, out):
+            score = phases.grade(dirs, gdir, ws, m, {**env, **task_env([judges.KEY_ENV], dict(os.environ))},
+                                 judge=_env().judge_config(), iso=iso)
         summary.score = score
     except GradingError as e:
         summary.error_kind, summary.error_message = ErrorKind.GRADING_ERROR, str(e)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from tests.e2e import procs
+from tests.e2e.s3 import ACCESS, free_port
 
 
 class OperatorProcess:
@@ -57,3 +58,17 @@ class OperatorProcess:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
         except OSError:
             return "(no log)"
+
+
+def for_namespace(kubeconfig: Path, ns: str, agent_image: str, grader_image: str, log: Path) -> OperatorProcess:
+    """The operator of an e2e test's namespace: the locally built images (never pulled), a 1 s requeue, the test S3's
+    keys, metrics on a free loopback port."""
+    port = free_port("127.0.0.1")
+    return OperatorProcess({
+        "KUBECONFIG": str(kubeconfig), "CLAWKUBE_NAMESPACES": ns, "CLAWKUBE_METRICS_PORT": str(port),
+        "CLAWKUBE_LIVENESS_PORT": "0", "CLAWKUBE_LISTEN_ADDRESS": "127.0.0.1",
+        "CLAWKUBE_AGENT_IMAGE": agent_image, "CLAWKUBE_GRADER_IMAGE": grader_image,
+        "CLAWKUBE_IMAGE_PULL_POLICY": "Never", "CLAWKUBE_REQUEUE_SECONDS": "1",
+        "AWS_ACCESS_KEY_ID": ACCESS["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY": ACCESS["aws_secret_access_key"],
+        "PYTHONUNBUFFERED": "1",
+    }, log, port)

@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.operator_proc import OperatorProcess
+from tests.e2e.operator_proc import for_namespace
 from tests.e2e.namespace import new_namespace, s3_for
-from tests.e2e.s3 import ACCESS, REGION, S3Outage, free_port
+from tests.e2e.s3 import REGION, S3Outage
 from tests.polling import wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -109,16 +109,8 @@ def stack(checkout, cluster, cluster_api, tmp_path_factory):
     for t in sorted(tasks):
         data.update(_task_files(root, t))
     core.create_namespaced_config_map(ns, {"metadata": {"name": "tasks"}, "binaryData": data})
-    port = free_port("127.0.0.1")
-    op = OperatorProcess({
-        "KUBECONFIG": str(kc), "CLAWKUBE_NAMESPACES": ns, "CLAWKUBE_METRICS_PORT": str(port),
-        "CLAWKUBE_LIVENESS_PORT": "0", "CLAWKUBE_LISTEN_ADDRESS": "127.0.0.1",
-        "CLAWKUBE_AGENT_IMAGE": f"local.test/clawkube-agent:{TAG}",
-        "CLAWKUBE_GRADER_IMAGE": f"local.test/clawkube-grader:{TAG}",
-        "CLAWKUBE_IMAGE_PULL_POLICY": "Never", "CLAWKUBE_REQUEUE_SECONDS": "1",
-        "AWS_ACCESS_KEY_ID": ACCESS["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY": ACCESS["aws_secret_access_key"],
-        "PYTHONUNBUFFERED": "1",
-    }, logs / "operator.log", port)
+    op = for_namespace(kc, ns, f"local.test/clawkube-agent:{TAG}", f"local.test/clawkube-grader:{TAG}",
+                       logs / "operator.log")
     try:
         op.start()
         yield {"kc": kc, "ns": ns, "api": cluster_api, "s3": s3, "op": op, "logs": logs}

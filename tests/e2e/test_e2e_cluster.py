@@ -293,7 +293,9 @@ def check_pods_and_firewall(st: Stack, run: str, trials: list[dict[str, Any]]) -
         finished = next(cs.state.terminated.finished_at for cs in agent.status.container_statuses
                         if cs.name == main.name)
         for g in grades:
-            assert _volumes_configmaps(g) == {spec["gradingBundle"]}, f"{g.metadata.name} mounts {_volumes_configmaps(g)}"
+            # the grading bundle; WildClawBench tasks also the agent bundle (agent material), for /app
+            assert spec["gradingBundle"] in _volumes_configmaps(g) <= {spec["gradingBundle"], spec["agentBundle"]}, \
+                f"{g.metadata.name} mounts {_volumes_configmaps(g)}"
             assert g.metadata.creation_timestamp >= finished, (
                 f"{g.metadata.name} created {g.metadata.creation_timestamp}, before the agent finished {finished}")
     bundles_in_agent_pods = {c for p in pods.values() if p.metadata.labels["clawkube.io/role"] == "agent"

@@ -1,7 +1,8 @@
 """A test kubelet that really runs the operator's pods, as local processes.
 
 For each clawkube pod in a namespace: the ConfigMap volumes are written to a scratch folder, emptyDirs made,
-every container path under /clawkube remapped into it, env resolved (values and Secret keys), the init
+every container path under /clawkube remapped into it (other mount points, e.g. a benchmark's /tmp_workspace,
+under <scratch>/rootfs; a volume mounted at a second path is a link to its first mount), env resolved (values and Secret keys), the init
 containers run, then the main container; its termination-log file becomes the pod's termination message
 (status patched to Running, then Succeeded/Failed). Service sidecars are not run (tasks without services).
 This exercises the real contract: the operator's pod specs, the bundles, `clawkube pod agent|grade`, the S3
@@ -65,10 +66,15 @@ class ProcessKubelet:
         name, spec = pod["metadata"]["name"], pod["spec"]
         scratch = Path(tempfile.mkdtemp(prefix=f"kubelet-{name}-"))
         volumes = {v["name"]: v for v in spec["volumes"]}
+        first: dict[str, Path] = {}  # volume name -> where it was first mounted
 
         def mount(container: dict) -> None:
             for m in container.get("volumeMounts", []):
                 target = self._map(m["mountPath"], scratch)
+                at = first.setdefault(m["name"], target)
+                if at != target and not os.path.lexists(target):
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.symlink_to(at, target_is_directory=True)
                 target.mkdir(parents=True, exist_ok=True)
                 cm = volumes[m["name"]].get("configMap")
                 if cm:
@@ -102,8 +108,10 @@ class ProcessKubelet:
     def _map(self, path: str, scratch: Path) -> Path:
         if path == "/tmp":
             return scratch / "tmp"
-        assert path.startswith(ROOT), path
-        return scratch / path[len(ROOT):].lstrip("/")
+        if path.startswith(ROOT):
+            return scratch / path[len(ROOT):].lstrip("/")
+        assert path.startswith("/"), path
+        return scratch / "rootfs" / path.lstrip("/")
 
     def _exec(self, container: dict, scratch: Path, extra: list[str]) -> subprocess.CompletedProcess:
         env = {k: os.environ[k] for k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV") if k in os.environ}
@@ -116,7 +124,8 @@ class ProcessKubelet:
                 env[e["name"]] = base64.b64decode(sec.data[ref["key"]]).decode()
         env["TMPDIR"] = str(scratch / "tmp")
         (scratch / "tmp").mkdir(exist_ok=True)
-        argv = [str(self._map(a, scratch)) if a.startswith(ROOT) else a for a in container["command"]]
+        mounted = {m["mountPath"] for m in container.get("volumeMounts", [])}
+        argv = [str(self._map(a, scratch)) if a.startswith(ROOT) or a in mounted else a for a in container["command"]]
         if argv[0] == "python":
             argv[0] = sys.executable
         return subprocess.run(argv + extra, env=env, capture_output=True, text=True, timeout=self.timeout,

@@ -78,7 +78,8 @@ def test_run_end_to_end(cluster, bucket, s3, s3_server, operator_factory):
             if pod.get("status", {}).get("phase") == "Succeeded":
                 continue
             cm_volumes = [v["configMap"]["name"] for v in pod["spec"]["volumes"] if v.get("configMap")]
-            assert len(cm_volumes) == 1 and cm_volumes[0].endswith("-grading")
+            # the grading bundle, + the agent bundle (agent material) for WildClawBench's read-only /app
+            assert cm_volumes[0].endswith("-grading") and [c.endswith("-agent") for c in cm_volumes[1:]] == [True]
             args = pod["spec"]["containers"][0]["command"]
             assert args[args.index("--agent-artifacts") + 1].endswith("/a1/agent/")
             env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}

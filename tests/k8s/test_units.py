@@ -116,7 +116,8 @@ def test_agent_pod_mounts_only_the_agent_bundle():
 def test_grading_pod_mounts_the_grading_bundle_and_fetches_agent_artifacts():
     p = grade_pod(_params(name="tr-a1-grade", artifact_uri="s3://b/p/r/t1/0/a1/grade1/"), "s3://b/p/r/t1/0/a1/agent/")
     cms = [v["configMap"]["name"] for v in p["spec"]["volumes"] if "configMap" in v]
-    assert cms == ["r-t1-grading"]
+    # + the agent bundle (agent material only) for WildClawBench's /app (tests/k8s/test_benchmark_mounts.py)
+    assert cms == ["r-t1-grading", "r-t1-agent"]
     cmd = p["spec"]["containers"][0]["command"]
     assert cmd[:3] == ["clawkube", "pod", "grade"]
     assert cmd[cmd.index("--agent-artifacts") + 1] == "s3://b/p/r/t1/0/a1/agent/"

@@ -85,3 +85,20 @@ egress: []
     {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* The warmup relay (operator/clawkube/execution/relay.py RELAY_PORT): grading pods -> agent pods labelled
+     clawkube.io/warmup-relay=true, that port only. */}}
+{{- define "clawkube.warmupRelayPort" -}}47419{{- end }}
+{{- define "clawkube.warmupRelaySelector" -}}
+clawkube.io/warmup-relay: "true"
+{{- end }}
+{{- define "clawkube.warmupRelayEgress" -}}
+- to:
+    - podSelector:
+        matchLabels:
+          {{- include "clawkube.agentPodSelector" . | nindent 10 }}
+          {{- include "clawkube.warmupRelaySelector" . | nindent 10 }}
+  ports:
+    - protocol: TCP
+      port: {{ include "clawkube.warmupRelayPort" . }}
+{{- end }}

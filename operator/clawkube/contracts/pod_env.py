@@ -48,6 +48,11 @@ class PodEnv(BaseModel):
     skills_uri: Optional[str] = Field(default=None, alias="CLAWKUBE_SKILLS_URI")  # the skills to start with
     first_run_uri: Optional[str] = Field(default=None, alias="CLAWKUBE_FIRST_RUN_URI")  # summary pods
     first_run: Optional[FirstRunRecord] = Field(default=None, alias="CLAWKUBE_FIRST_RUN")  # summary pods
+    # agent pods with a warmup sidecar (contracts/warmup.py): the folder of its request/ and status/ volumes
+    warmup_dir: Optional[str] = Field(default=None, alias="CLAWKUBE_WARMUP_DIR")
+    # grading pods of a trial with a warmup: the agent pod's relay (execution/relay.py) as host:port; LOST_PEER
+    # when the agent pod had no address any more (its servers are gone: grading cannot be done as upstream does)
+    warmup_peer: Optional[str] = Field(default=None, alias="CLAWKUBE_WARMUP_PEER")
     # grading pods (the key: judge.KEY_ENV, from a Secret)
     judge_model: Optional[str] = Field(default=None, alias=judges.MODEL_ENV)
     judge_base_url: Optional[str] = Field(default=None, alias=judges.BASE_URL_ENV)

@@ -38,6 +38,7 @@ class AgentTermination(_Message):
     skills: Optional[Skills] = None  # executions: the skills report (a digest when truncated)
     created_skills: Optional[list[str]] = None  # author stages: the skills they created (created_skills.json: all)
     skill_quality: Optional[float] = None  # author stages: their quality score
+    warmup_ports: list[int] = Field(default_factory=list)  # servers its warmup left running (relayed to grading)
 
 
 class GradeTermination(_Message):

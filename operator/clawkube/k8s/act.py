@@ -162,14 +162,15 @@ class Actuator:
             name=a.name, namespace=run.namespace, trial=trial.name, trial_uid=trial.uid, spec=trial.spec,
             run_spec=spec, attempt=a.attempt, artifact_uri=a.artifact_uri,
             image=s.agent_image_for(spec.agent.harness, spec.agent.image) if a.role == "agent" else grading_image(spec, trial.spec.task_format, s.grader_image),
-            deadline_seconds=tctx.agent_deadline(trial) if a.role == "agent" else tctx.grade_deadline(trial),
+            deadline_seconds=tctx.agent_deadline(trial) + (tctx.grade_deadline(trial) if trial.spec.warmup else 0)
+            if a.role == "agent" else tctx.grade_deadline(trial),  # a warmup sidecar serves grading too
             endpoint=store.endpoint if store else None, region=store.region if store else None,
             credentials_secret=store.credentials_secret if store else None,
             image_pull_policy=s.image_pull_policy, service_account=s.service_account,
             services=tuple(trial.spec.services) if a.role == "agent" else (),
             runtime_class=s.agent_runtime_class, model_api_secret=s.model_api_secret, stage=a.stage,
             skills_uri=a.skills_uri, first_run=a.first_run,
-            first_run_uri=a.agent_artifacts_uri if a.role == "agent" else None,
+            first_run_uri=a.agent_artifacts_uri if a.role == "agent" else None, warmup_peer=a.warmup_peer,
             claweval_services_image=claweval_services_image(spec, trial.spec.task_format) if a.role == "agent" else None)
         if s.presigned_grants and store is not None and a.artifact_uri:  # no store credentials in any trial pod
             reads = [a.skills_uri, params.first_run_uri] if a.role == "agent" else [a.agent_artifacts_uri]

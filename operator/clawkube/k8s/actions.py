@@ -36,6 +36,7 @@ class CreatePod:
     stage: str = "execution"
     skills_uri: Optional[str] = None  # execution pods of PreSkill/PostSkill: the authored skills they start with
     first_run: Optional[FirstRunRecord] = None  # summary pods: what they are told of the first run
+    warmup_peer: Optional[str] = None  # grading pods: the agent pod's warmup relay (host:port, or LOST_PEER)
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def decide_run(run: RunObs, ctx: RunContext, slots: int) -> list[Action]:
                         content_hash=ref.content_hash, agent_bundle=ref.agent_bundle,
                         grading_bundle=ref.grading_bundle, timeout_seconds=ref.timeout_seconds,
                         grader_timeout_seconds=ref.grader_timeout_seconds, services=ref.services,
-                        mode=EvalMode(mode))))
+                        warmup=ref.warmup, mode=EvalMode(mode))))
 
     budget = budget_state(spec.budgets, [t.status.usage.plain() for t in run.trials])
     starts = 0 if budget.exhausted else max(0, min(slots, spec.parallelism - in_flight(run.trials)))

@@ -33,6 +33,8 @@ from .. import plan as trial_plan
 from ..artifacts.uri import S3Uri
 from ..contracts.details import StageRecord, mode_details as build_mode_details, with_mode_details
 from ..contracts.pod_env import FirstRunRecord
+from ..contracts.warmup import LOST_PEER
+from ..execution.relay import RELAY_PORT
 from ..plan import Next, Role
 from ..results.model import ErrorKind, TrialResult, TrialState
 from ..runspec import EvalMode, RetryPolicy
@@ -42,7 +44,7 @@ from .aggregate import retried
 from .actions import Action, CreatePod, DeletePod, Emit, PatchTrial, UploadResult
 from .model import AttemptRecord, ScoreStatus, TrialPhase, TrialStatus, UsageStatus
 from .names import agent_pod_name, grade_pod_name, stage_pod_name
-from .observe import PodObs, TrialObs
+from .observe import TERMINAL_PHASES, PodObs, TrialObs
 from .outcome import Failure, agent_outcome, grade_outcome, stage_outcome
 
 STAGES: dict[EvalMode, tuple[str, ...]] = {m: tuple(st.name for st in trial_plan.preparatory(m)) for m in EvalMode}
@@ -89,6 +91,31 @@ def attempt_prefix(ctx: TrialContext, t: TrialObs, attempt: int, what: str) -> O
 
 
 def decide_trial(t: TrialObs, pods: dict[str, PodObs], ctx: TrialContext, may_start: bool) -> list[Action]:
+    return [*_release(t, pods), *_decide(t, pods, ctx, may_start)]
+
+
+def _release(t: TrialObs, pods: dict[str, PodObs]) -> list[Action]:
+    """An agent pod whose agent has finished but whose warmup sidecar still serves the warmup's servers (they are
+    relayed to grading): deleted once no grading of its attempt can follow (the trial finished, or a later attempt
+    runs). Only trials with a warmup have such pods."""
+    if not t.spec.warmup:
+        return []
+    keep = None if t.status.finished else agent_pod_name(t.name, max(1, t.status.attempt))
+    return [DeletePod(t.name, p.name, "WarmupServersReleased") for p in sorted(pods.values(), key=lambda p: p.name)
+            if p.role == "agent" and p.name != keep and p.terminated is not None and not p.deleting
+            and p.phase not in TERMINAL_PHASES]
+
+
+def _warmup_peer(s: TrialStatus, agent: Optional[PodObs]) -> Optional[str]:
+    """Where the grading pod reaches the servers the agent pod's warmup left running (none: no peer)."""
+    if s.agent is None or not s.agent.warmup_ports:
+        return None
+    if agent is None or agent.deleting or agent.phase in TERMINAL_PHASES or not agent.pod_ip:
+        return LOST_PEER  # grading says so (an infra error) instead of grading the servers as absent
+    return f"{agent.pod_ip}:{RELAY_PORT}"
+
+
+def _decide(t: TrialObs, pods: dict[str, PodObs], ctx: TrialContext, may_start: bool) -> list[Action]:
     s = t.status
     if s.finished:
         return _upload_if_due(t, s, ctx)
@@ -223,7 +250,8 @@ def _grade_phase(t: TrialObs, s: TrialStatus, attempt: int, agent: Optional[PodO
             return _patch(t, s, n, [])
         create = CreatePod(trial=t.name, role="grade", name=name, attempt=attempt, grade_attempt=g,
                            artifact_uri=attempt_prefix(ctx, t, attempt, f"grade{g}"),
-                           agent_artifacts_uri=attempt_prefix(ctx, t, attempt, "agent"))
+                           agent_artifacts_uri=attempt_prefix(ctx, t, attempt, "agent"),
+                           warmup_peer=_warmup_peer(s, agent))
         return [create, *_patch(t, s, n, [_event(t, "GradingStarted", f"pod {name}")])]
     if pod is None:
         return _fail(t, s, ctx, "grade", Failure(ErrorKind.INFRA, "PodDeleted", f"grading pod {name} disappeared"))

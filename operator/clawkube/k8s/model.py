@@ -74,6 +74,7 @@ class TaskRef(_Camel):
     timeout_seconds: int = Field(ge=1)
     grader_timeout_seconds: int = Field(ge=1)
     services: list[ServiceSpec] = Field(default_factory=list)  # mock services: sidecars of the agent pod
+    warmup: bool = False  # the task has Warmup lines: its agent pods get the "svc-warmup" sidecar
 
 
 class TrialCounts(_Camel):
@@ -120,6 +121,7 @@ class TaskTrialSpec(_Camel):
     timeout_seconds: int = Field(ge=1)
     grader_timeout_seconds: int = Field(ge=1)
     services: list[ServiceSpec] = Field(default_factory=list)  # mock services: sidecars of the agent pod
+    warmup: bool = False  # the task has Warmup lines: its agent pods get the "svc-warmup" sidecar
     mode: EvalMode = EvalMode.BASELINE  # EvoClawBench mode: the stages each attempt runs (decide_trial.py)
 
 
@@ -133,6 +135,7 @@ class AgentOutcome(_Camel):
     error_message: Optional[str] = None
     finished_at: Optional[str] = None
     skills: Optional[dict[str, Any]] = None  # skill files hashed as the execution started + its mutations
+    warmup_ports: list[int] = Field(default_factory=list)  # servers the warmup left running in the agent pod
     created_skills: Optional[list[str]] = None  # an author stage: the skills it created
     skill_quality: Optional[float] = None
 

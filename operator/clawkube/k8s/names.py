@@ -15,6 +15,7 @@ L_TASK = "clawkube.io/task"
 L_ROLE = "clawkube.io/role"  # agent | grade | agent-bundle | grading-bundle
 L_STAGE = "clawkube.io/stage"  # execution | authoring | first_run | summary (pods)
 L_ATTEMPT = "clawkube.io/attempt"
+L_WARMUP = "clawkube.io/warmup-relay"  # "true": an agent pod whose warmup sidecar relays servers to grading pods
 
 _MAX = 253
 _LABEL_MAX = 63

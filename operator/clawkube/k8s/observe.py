@@ -41,6 +41,7 @@ class PodObs:
     terminated: Optional[Terminated] = None  # the main container (first container)
     waiting_reason: str = ""  # ImagePullBackOff, CreateContainerConfigError, ...
     unschedulable: str = ""  # PodScheduled=False message
+    pod_ip: str = ""  # status.podIP (an agent pod's warmup servers are relayed from there to grading)
 
     @property
     def done(self) -> bool:
@@ -77,7 +78,7 @@ def parse_pod(obj: dict[str, Any]) -> PodObs:
         started_at=parse_ts(status.get("startTime")),
         deleting=bool(meta.get("deletionTimestamp")),
         reason=status.get("reason") or "", message=status.get("message") or "",
-        terminated=term, waiting_reason=waiting, unschedulable=unsched,
+        terminated=term, waiting_reason=waiting, unschedulable=unsched, pod_ip=status.get("podIP") or "",
     )
 
 

@@ -70,7 +70,8 @@ def agent_outcome(pod: PodObs) -> tuple[AgentOutcome, Optional[Failure]]:
     out = AgentOutcome(exit_code=msg.exit_code, timed_out=msg.timed_out, usage=UsageStatus.of(msg.usage),
                        error_kind=msg.error_kind, error_message=msg.error_message, finished_at=finished,
                        skills=msg.skills.model_dump() if msg.skills is not None else None,
-                       created_skills=msg.created_skills, skill_quality=msg.skill_quality)
+                       created_skills=msg.created_skills, skill_quality=msg.skill_quality,
+                       warmup_ports=msg.warmup_ports)
     if out.timed_out and out.error_kind is None:
         out = out.model_copy(update={"error_kind": ErrorKind.AGENT_TIMEOUT})
     if out.error_kind is None and msg.upload_error:  # the grading pod could not fetch the workspace

@@ -37,17 +37,42 @@ from ..agents.registry import get_agent
 from ..artifacts import grants
 from ..contracts.pod_env import FirstRunRecord, PodEnv, judge_env
 from ..runspec import BenchmarkRunSpec
+from ..benchmarks import registry
 from ..benchmarks.claweval import sidecar as claweval_sidecar
+from ..contracts.manifests import TrialMounts
 from ..lifecycle.bundle import AGENT_MANIFEST
 from ..services import sidecars
 from ..tasks.model import ServiceSpec
 from .model import API_VERSION, TaskTrialSpec
-from .names import L_ATTEMPT, L_ROLE, L_STAGE, trial_labels
+from ..execution.relay import RELAY_PORT
+from .names import L_ATTEMPT, L_ROLE, L_STAGE, L_WARMUP, trial_labels
 
 BUNDLE_KEY = "bundle.tar.gz"
 ROOT = "/clawkube"
 UNPACK = ("import pathlib, sys; from clawkube.lifecycle.bundle import extract; "
-          "extract(pathlib.Path(sys.argv[1]).read_bytes(), pathlib.Path(sys.argv[2]))")
+          "extract(pathlib.Path(sys.argv[1]).read_bytes(), pathlib.Path(sys.argv[2]), *sys.argv[3:])")
+SCRATCH = f"{ROOT}/work"  # the supervisor's scratch: the agent's HOME and skills, the grader's scratch
+DEFAULT_WORKSPACE = f"{SCRATCH}/workspace"  # a benchmark without a mount point of its own
+INITIAL = f"{ROOT}/initial"  # the agent bundle's workspace/ as handed over (TrialMounts.initial_workspace)
+
+
+def _plugin(task_format: str):
+    try:
+        return registry.get(task_format)
+    except Exception:  # an unknown or empty format (older trials): no mount point, no trial mounts
+        return None
+
+
+def workspace_path(task_format: str) -> str:
+    """Where agent and grader see the task's workspace in their pods: the benchmark's mount point
+    (Benchmark.workspace_mount, e.g. /tmp_workspace), as in its own container and the local sandbox."""
+    plugin = _plugin(task_format)
+    return (plugin.workspace_mount if plugin is not None else None) or DEFAULT_WORKSPACE
+
+
+def trial_mounts(task_format: str) -> TrialMounts:
+    plugin = _plugin(task_format)
+    return plugin.trial_mounts if plugin is not None else TrialMounts()
 
 
 @dataclass(frozen=True)
@@ -79,6 +104,7 @@ class PodParams:
     upload_grant: Optional[str] = None
     read_grants: Optional[str] = None
     claweval_services_image: Optional[str] = None  # CLAW-Eval trials: the "svc-claweval" sidecar's image
+    warmup_peer: Optional[str] = None  # grading pods: the agent pod's warmup relay (execution/relay.py)
 
 
 def _s3_env(p: PodParams) -> list[dict[str, Any]]:
@@ -103,8 +129,11 @@ def _hardened() -> dict[str, Any]:
 def _pod(p: PodParams, role: str, bundle_cm: str, bundle_dir: str, argv: list[str],
          env: list[dict[str, Any]]) -> dict[str, Any]:
     res = {"cpu": p.run_spec.resources.cpu, "memory": p.run_spec.resources.memory}
-    mounts = [{"name": "bundle", "mountPath": bundle_dir}, {"name": "work", "mountPath": f"{ROOT}/work"},
+    mounts = [{"name": "bundle", "mountPath": bundle_dir}, {"name": "work", "mountPath": SCRATCH},
               {"name": "out", "mountPath": f"{ROOT}/out"}, {"name": "tmp", "mountPath": "/tmp"}]
+    ws = workspace_path(p.spec.task_format)
+    if ws != DEFAULT_WORKSPACE:  # the benchmark's mount point: a volume of its own there
+        mounts.append({"name": "workspace", "mountPath": ws})
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "activeDeadlineSeconds": p.deadline_seconds,
@@ -116,6 +145,7 @@ def _pod(p: PodParams, role: str, bundle_cm: str, bundle_dir: str, argv: list[st
             {"name": "bundle-src", "configMap": {"name": bundle_cm, "items": [{"key": BUNDLE_KEY, "path": BUNDLE_KEY}]}},
             {"name": "bundle", "emptyDir": {}}, {"name": "work", "emptyDir": {}},
             {"name": "out", "emptyDir": {}}, {"name": "tmp", "emptyDir": {}},
+            *([{"name": "workspace", "emptyDir": {}}] if ws != DEFAULT_WORKSPACE else []),
         ],
         "initContainers": [{
             "name": "unpack", "image": p.image, "imagePullPolicy": p.image_pull_policy,
@@ -134,6 +164,7 @@ def _pod(p: PodParams, role: str, bundle_cm: str, bundle_dir: str, argv: list[st
     }
     if p.service_account:
         spec["serviceAccountName"] = p.service_account
+    _add_initial_workspace(spec, p, bundle_cm)
     labels = {**trial_labels(p.spec.run, p.trial, p.spec.task_id), L_ROLE: role, L_ATTEMPT: str(p.attempt),
               L_STAGE: p.stage.replace("_", "-")}
     return {
@@ -148,10 +179,33 @@ def _pod(p: PodParams, role: str, bundle_cm: str, bundle_dir: str, argv: list[st
     }
 
 
+def _add_initial_workspace(spec: dict[str, Any], p: PodParams, bundle_cm: str) -> None:
+    """The benchmark's read-only view of the workspace as handed over (TrialMounts.initial_workspace, WildClawBench's
+    /app), in agent and grading pods alike, as locally: an init container unpacks the agent bundle's workspace/
+    (the agent's own material, never grading-only files) into a volume the main container mounts read-only there."""
+    at = trial_mounts(p.spec.task_format).initial_workspace
+    if not at:
+        return
+    spec["volumes"] += [{"name": "initial", "emptyDir": {}}]
+    src = "bundle-src"  # an agent pod's own bundle; a grading pod mounts the agent bundle for this alone
+    if bundle_cm != p.spec.agent_bundle:
+        src = "agent-bundle-src"
+        spec["volumes"].append({"name": src, "configMap": {
+            "name": p.spec.agent_bundle, "items": [{"key": BUNDLE_KEY, "path": BUNDLE_KEY}]}})
+    init = spec["initContainers"][0]
+    spec["initContainers"].append({
+        **init, "name": "initial",
+        "command": ["python", "-c", UNPACK, f"{ROOT}/{src}/{BUNDLE_KEY}", INITIAL, "workspace"],
+        "volumeMounts": [{"name": src, "mountPath": f"{ROOT}/{src}", "readOnly": True},
+                         {"name": "initial", "mountPath": INITIAL}, {"name": "tmp", "mountPath": "/tmp"}],
+        "securityContext": _hardened()})
+    spec["containers"][0]["volumeMounts"].append({"name": "initial", "mountPath": at, "readOnly": True})
+
+
 def agent_pod(p: PodParams) -> dict[str, Any]:
     a = p.run_spec.agent
-    argv = ["clawkube", "pod", "agent", "--bundle", f"{ROOT}/bundle", "--workspace", f"{ROOT}/work/workspace",
-            "--out", f"{ROOT}/out", "--harness", a.harness]
+    argv = ["clawkube", "pod", "agent", "--bundle", f"{ROOT}/bundle", "--workspace", workspace_path(p.spec.task_format),
+            "--scratch", SCRATCH, "--out", f"{ROOT}/out", "--harness", a.harness]
     if p.stage != "execution":
         argv += ["--stage", p.stage]
     if a.model:
@@ -170,7 +224,46 @@ def agent_pod(p: PodParams) -> dict[str, Any]:
         _add_service_sidecars(pod, p)
     if p.spec.task_format == CLAWEVAL_FORMAT and p.claweval_services_image and p.stage in ("execution", "first_run"):
         _add_claweval_sidecar(pod, p)
+    if p.spec.warmup and p.stage in ("execution", "first_run"):
+        _add_warmup_sidecar(pod, p)
     return pod
+
+
+WARMUP_CONTAINER = "svc-warmup"
+WARMUP_DIR = f"{ROOT}/warmup"
+# a container root's file capabilities (as the local sandbox gives warmup: execution/bwrap.py ROOT_CAPS): enough for
+# apt-get (drops to _apt), pip and npm installs, chown of what it made; nothing that reaches past the container
+WARMUP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL"]
+WARMUP_REQUESTS = {"cpu": "100m", "memory": "128Mi"}
+
+
+def _add_warmup_sidecar(pod: dict[str, Any], p: PodParams) -> None:
+    """The task's Warmup as upstream runs it, as root, in a sidecar of the agent pod (lifecycle/warmup_sidecar.py):
+    the agent image, its own writable root filesystem (what the lines install stays there), sharing the workspace,
+    the agent's HOME and the pod's network; the servers the lines start keep running after the agent container
+    ended, relayed to the grading pod on RELAY_PORT. The agent container stays non-root and read-only; the
+    handshake is two volumes (contracts/warmup.py), each written by one side only."""
+    spec = pod["spec"]
+    main = spec["containers"][0]
+    res = {"cpu": p.run_spec.resources.cpu, "memory": p.run_spec.resources.memory}
+    spec["volumes"] += [{"name": "warmup-request", "emptyDir": {}}, {"name": "warmup-status", "emptyDir": {}}]
+    main["volumeMounts"] += [{"name": "warmup-request", "mountPath": f"{WARMUP_DIR}/request"},
+                             {"name": "warmup-status", "mountPath": f"{WARMUP_DIR}/status", "readOnly": True}]
+    main["env"] += PodEnv(warmup_dir=WARMUP_DIR).k8s()
+    shared = [m for m in main["volumeMounts"] if m["name"] in ("work", "workspace")]
+    spec["containers"].append({
+        "name": WARMUP_CONTAINER, "image": p.image, "imagePullPolicy": p.image_pull_policy,
+        "command": ["clawkube", "pod", "warmup", "--bundle", f"{ROOT}/bundle", "--control", WARMUP_DIR],
+        "env": [{"name": "HOME", "value": "/root"}],
+        "volumeMounts": [{"name": "bundle", "mountPath": f"{ROOT}/bundle", "readOnly": True}, *shared,
+                         {"name": "warmup-request", "mountPath": f"{WARMUP_DIR}/request", "readOnly": True},
+                         {"name": "warmup-status", "mountPath": f"{WARMUP_DIR}/status"}],
+        "ports": [{"name": "warmup-relay", "containerPort": RELAY_PORT, "protocol": "TCP"}],
+        "resources": {"requests": WARMUP_REQUESTS, "limits": res},
+        "securityContext": {"runAsUser": 0, "runAsGroup": 0, "runAsNonRoot": False, "allowPrivilegeEscalation": False,
+                            "readOnlyRootFilesystem": False, "capabilities": {"drop": ["ALL"], "add": WARMUP_CAPS}},
+    })
+    pod["metadata"]["labels"][L_WARMUP] = "true"  # the NetworkPolicy lets grading pods reach its relay port
 
 
 def model_api_env(api) -> list[dict[str, Any]]:
@@ -272,7 +365,7 @@ def _add_claweval_sidecar(pod: dict[str, Any], p: PodParams) -> None:
 
 def grade_pod(p: PodParams, agent_artifacts_uri: str) -> dict[str, Any]:
     argv = ["clawkube", "pod", "grade", "--grading", f"{ROOT}/grading", "--agent-artifacts", agent_artifacts_uri,
-            "--out", f"{ROOT}/out"]
-    env = [*PodEnv(trial=p.trial, attempt=p.attempt).k8s(),
+            "--out", f"{ROOT}/out", "--workspace", workspace_path(p.spec.task_format)]
+    env = [*PodEnv(trial=p.trial, attempt=p.attempt, warmup_peer=p.warmup_peer).k8s(),
            *judge_env(p.run_spec.judge)]  # the judge: grading pods only, never agent pods
     return _pod(p, "grade", p.spec.grading_bundle, f"{ROOT}/grading", argv, env + _s3_env(p))

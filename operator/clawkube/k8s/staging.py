@@ -141,7 +141,8 @@ def stage(run: str, spec: BenchmarkRunSpec, read_configmap: ReadConfigMap, read_
                           agent_bundle=bundle_name(run, task.id, "agent"),
                           grading_bundle=bundle_name(run, task.id, "grading"),
                           timeout_seconds=spec.timeout_seconds or task.timeout_seconds,
-                          grader_timeout_seconds=task.grader.timeout_seconds, services=task.services)
+                          grader_timeout_seconds=task.grader.timeout_seconds, services=task.services,
+                          warmup=bool(task.warmup))
             result.tasks.append(StagedTask(ref, agent, grading))
     if not result.tasks:
         detail = "; ".join(result.errors[:5]) or "the source holds no task files matching the selector"

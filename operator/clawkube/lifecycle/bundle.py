@@ -134,14 +134,19 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def extract(data: bytes, dest: Path) -> None:
-    """Unpack a bundle (refusing links and paths that leave `dest`)."""
+def extract(data: bytes, dest: Path, only: str = "") -> None:
+    """Unpack a bundle (refusing links and paths that leave `dest`); with `only`, just that folder's contents
+    (e.g. "workspace": the workspace as handed over), into `dest` itself."""
     dest.mkdir(parents=True, exist_ok=True)
+    prefix = f"{_norm(only)}/" if only else ""
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         for m in tar.getmembers():
             if not m.isfile():
                 raise ValueError(f"bundle entry {m.name!r} is not a regular file")
-            target = dest / _norm(m.name)
+            name = _norm(m.name)
+            if not name.startswith(prefix):
+                continue
+            target = dest / name[len(prefix):]
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(tar.extractfile(m).read())
 

@@ -16,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Optional
+from typing import Callable, Optional
 
 from pydantic import BaseModel
 
@@ -57,6 +57,7 @@ class TrialDirs:
     skills: Path  # the agent's skills dir
     out: Path  # collected evidence: transcript, usage, snapshot, audit, logs
     grading: Path  # grading scratch (hidden from agents)
+    scratch_dir: Optional[Path] = None  # the agent side's private folder, when the workspace is not in it (pods)
 
     @classmethod
     def under(cls, scratch: Path, out: Path, grading: Path) -> "TrialDirs":
@@ -70,7 +71,7 @@ class TrialDirs:
     @property
     def scratch(self) -> Path:
         """The agent side's private folder (its /tmp, the system overlay of its warmup)."""
-        return self.workspace.parent
+        return self.scratch_dir or self.workspace.parent
 
     def for_manifest(self, m: AgentManifest) -> "TrialDirs":
         """The same dirs with the skills dir where the task's benchmark keeps it (`m.skills_path`)."""
@@ -89,6 +90,7 @@ def safe_relative(rel: str) -> str:
 
 
 Isolation = sandbox.Isolation
+WarmupRunner = Callable[[sandbox.AgentBox, list[str], dict[str, str], Path], Optional[str]]  # sandbox.warmup's shape
 TRANSCRIPT_LIMIT = 256 * 1024 * 1024  # bytes of a harness's transcript file read
 TRANSCRIPT_ERROR = "transcript_error.txt"  # present when the agent's output could not be parsed
 GRADER_OUTPUT_LIMIT = 16 * 1024 * 1024
@@ -121,8 +123,8 @@ def open_box(dirs: TrialDirs, m: AgentManifest, iso: Isolation, services: Option
 
 def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str],
           skills_from: Optional[Path] = None, services: Optional[dict[str, str]] = None,
-          agent: Optional[Agent] = None, seed: Optional[Path] = None, files: Optional[dict[str, str]] = None
-          ) -> tuple[dict[str, str], sandbox.AgentBox]:
+          agent: Optional[Agent] = None, seed: Optional[Path] = None, files: Optional[dict[str, str]] = None,
+          warmup: Optional[WarmupRunner] = None) -> tuple[dict[str, str], sandbox.AgentBox]:
     """Lay out a fresh workspace, skills and home, open the agent's sandbox and run the warmup in it (as root over
     a private overlay of the system folders). Returns the initial workspace manifest and the open sandbox (the
     caller closes it). Raises SetupError when the task's warmup fails (naming the line), InfraError when we
@@ -130,7 +132,8 @@ def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str]
     The workspace gets the bundle's files and the benchmark's empty folders (`m.workspace_dirs`); the skills dir
     (inside the workspace when `m.skills_path` says so, then only when there is a skill to put there) gets the
     bundle's skills, or `skills_from` (EvoClawBench modes: the authored skills), plus `seed` (the skills seeded
-    into a skill-writing phase); `files` (relative path -> text) are written last (a phase's own inputs)."""
+    into a skill-writing phase); `files` (relative path -> text) are written last (a phase's own inputs).
+    `warmup`: who runs the warmup lines instead of the box (an agent pod's warmup sidecar, lifecycle/warmup_sidecar.py)."""
     for d in (dirs.workspace, dirs.home, dirs.out, dirs.audit):
         d.mkdir(parents=True, exist_ok=True)
     workspace.copy_tree(dirs.bundle / "workspace", dirs.workspace)
@@ -151,8 +154,8 @@ def setup(dirs: TrialDirs, m: AgentManifest, iso: Isolation, env: dict[str, str]
         raise InfraError(f"sandbox: {e}") from e
     if m.warmup:
         try:
-            failed = sandbox.warmup(box, m.warmup, sandbox.base_env(box.inside(dirs.home), env),
-                                    dirs.out / "warmup.log")
+            failed = (warmup or sandbox.warmup)(box, m.warmup, sandbox.base_env(box.inside(dirs.home), env),
+                                                dirs.out / "warmup.log")
             if not failed:  # what root made in the agent's folders is the agent's to change, as in a container
                 sandbox.give_to_sandbox_user(*box.owned(), uid=box.lease.uid)
         except BaseException:
@@ -246,6 +249,28 @@ def capture(dirs: TrialDirs, initial: dict[str, str]) -> None:
         workspace.write_json(dirs.out / "workspace.notes.json", notes.as_dict())
 
 
+HOME_SNAPSHOT = "home.tar.gz"  # the agent's HOME as it left it, for graders that read it (grading pods)
+
+
+def capture_home(dirs: TrialDirs, m: AgentManifest) -> None:
+    """Where the benchmark's graders read the agent's HOME (TrialMounts.grader_home) and the grader runs elsewhere
+    (a grading pod): a snapshot of it (skills at ~/<skills_in_home> included), taken like the workspace's."""
+    if m.mounts.grader_home and dirs.home.is_dir():
+        notes = workspace.snapshot(dirs.home, dirs.out / HOME_SNAPSHOT)
+        if not notes.empty():
+            workspace.write_json(dirs.out / "home.notes.json", notes.as_dict())
+
+
+def restore_home(dirs: TrialDirs, m: GradingManifest) -> TrialDirs:
+    """The grading side of `capture_home`: the agent's HOME unpacked (links kept as links, never followed) into the
+    grading scratch's home, its skills folder at ~/<skills_in_home>. Without a snapshot, `dirs` as they are."""
+    snap = dirs.out / HOME_SNAPSHOT
+    if not (m.mounts.grader_home and snap.is_file()):
+        return dirs
+    workspace.restore(snap, dirs.home)
+    return replace(dirs, skills=dirs.home / m.mounts.skills_in_home) if m.mounts.skills_in_home else dirs
+
+
 def env_snapshot(ws: Path, files: list[str], commands: list[str], env: dict[str, str],
                  iso: Optional[Isolation] = None, mount: Optional[str] = None) -> dict:
     """The task's probes over the agent's restored workspace, grading side only: commands run sandboxed
@@ -276,14 +301,19 @@ def default_isolation() -> Isolation:
 
 
 def firewall(dirs: TrialDirs, grading_bundle_dir: Path, env: dict[str, str],
-             iso: Optional[Isolation] = None) -> tuple[Path, GradingManifest]:
+             iso: Optional[Isolation] = None, at: Optional[Path] = None) -> tuple[Path, GradingManifest]:
     """Only after the agent has finished: the grading workspace = the agent's snapshot (+ env snapshot probes)
     + grading-only files, written so that nothing the agent made can alias them. The probes run before the
     grading-only files are placed, unless the benchmark's own runner runs them over those files
-    (`Benchmark.probes_see_grading_files`, CLAW-Eval's `sandbox_grader_files`)."""
+    (`Benchmark.probes_see_grading_files`, CLAW-Eval's `sandbox_grader_files`).
+    `at`: an empty folder to build the grading workspace in (the grading pod's volume at the benchmark's mount
+    point), instead of one under the grading scratch."""
     m = read_grading_manifest(grading_bundle_dir)
-    ws = dirs.grading / "workspace"
-    workspace.rmtree(ws)
+    ws = at or dirs.grading / "workspace"
+    if at is None:
+        workspace.rmtree(ws)
+    elif ws.mkdir(parents=True, exist_ok=True) or any(ws.iterdir()):
+        raise InfraError(f"the grading workspace {ws} is not empty")
     notes = workspace.restore(dirs.out / "workspace.tar.gz", ws)
     probes_first = not registry.get(m.format).probes_see_grading_files
 
