@@ -212,9 +212,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only-upstream", action="store_true", help="run only the comparison with the upstream runner")
     ap.add_argument("--before", type=Path, help="another checkout of this project, run as a third side of that "
                                                 "comparison in the same rounds (a before/after figure)")
-    ap.add_argument("--no-bytecode-cache", action="store_true",
-                    help="that comparison in the environment as it is (PYTHONDONTWRITEBYTECODE: every start compiles "
-                         "its modules) instead of compiled modules on both sides")
     args = ap.parse_args(argv)
 
     figures: dict = {}
@@ -222,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         import overhead_evoclaw
 
         evo = overhead_evoclaw.compare(args.upstream, overhead_evoclaw.tasks(args.evoclaw_tasks), rounds=args.rounds,
-                                       python=args.upstream_python, bytecode=not args.no_bytecode_cache,
+                                       python=args.upstream_python,
                                        before=args.before)
         print(overhead_evoclaw.report(evo))
         figures["evoclawbench_vs_upstream"] = evo

@@ -13,12 +13,13 @@ Also printed: the CPU time (user + system) of each side's whole process tree per
 average before and after each round (the figure means little on a loaded machine: say the load with it).
 
 Bytecode: both sides run with compiled modules, as installed software does (pip compiles a package's modules at
-install; a checkout's scripts get their __pycache__ on first run). An environment with PYTHONDONTWRITEBYTECODE (this
-machine's sessions set it) would make each side compile its modules from source on every start. So by default
-each side's interpreter writes and reads its bytecode under a private PYTHONPYCACHEPREFIX (nothing is written
-into the benchmark's checkout), clawkube's package is compiled once (`compileall`: its grading processes import
-it read-only inside their sandboxes; the __pycache__ folders are git-ignored), and one warm-up round of each
-side is run and not counted. `bytecode=False` keeps the environment as it is (the earlier figures' setting).
+install; a checkout's scripts get their __pycache__ on first run). This machine's sessions set
+PYTHONDONTWRITEBYTECODE, which would make the benchmark's runner compile its scripts from source on every start,
+and this project too unless its package was compiled earlier (which then favours this side). So each side's
+interpreter writes and reads its bytecode under a private PYTHONPYCACHEPREFIX (nothing is written into the
+benchmark's checkout), clawkube's package is compiled once (`compileall`: its grading processes import it
+read-only inside their sandboxes; the __pycache__ folders are git-ignored), and one warm-up round of each side
+is run and not counted. (`bytecode=False`: the environment as it is, for comparison with figures taken that way.)
 
 The floor: what this project's design cannot avoid per trial on this machine, measured in the same run: two
 bubblewrap sandboxes started with this project's view (agent and grader, each running `true`) and one Python

@@ -2,10 +2,7 @@
 `grading.py` alone, without the plugin and its dependencies)."""
 from __future__ import annotations
 
-from typing import Any
-
-
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "PLUGIN":
         from .plugin import EvoClawBench
 

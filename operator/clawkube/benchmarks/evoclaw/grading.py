@@ -18,11 +18,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
-
 from .transcript import to_openclaw
 
+TYPE_CHECKING = False  # (typing's, without importing typing: this process starts once per trial)
 if TYPE_CHECKING:
+    from typing import Any, Optional
+
     from . import judge as judging
 
 KEY_ENV = "CLAWKUBE_JUDGE_API_KEY"  # contracts.judge.KEY_ENV (a test keeps them equal)
