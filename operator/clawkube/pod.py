@@ -13,6 +13,9 @@ The agent pod's task services run as sidecar containers (services/sidecars.py): 
 token, waits for them, resets them, collects their audit logs into --out/audit/ after the agent, and shuts them
 down so the pod completes. A benchmark with its own environment sidecar (`Benchmark.pod_environment`: CLAW-Eval's
 svc-claweval) is driven the same way through its client, which also gives the agent its MCP servers and prompt.
+A task's Warmup runs in the agent pod's "svc-warmup" sidecar as root (lifecycle/warmup_sidecar.py; $CLAWKUBE_WARMUP_DIR),
+the ports of the servers it left running go into the termination message, and `pod grade` reaches them through the
+agent pod's relay ($CLAWKUBE_WARMUP_PEER) at their own loopback ports.
 Stages (`--stage`, a stage of the trial plan of $CLAWKUBE_MODE, plan.py): an `execute` stage (`first_run`) is
 an execution like any other; an `author` stage (`authoring`, `summary`) runs the skill-writing phase
 (skills/writing.py) and uploads the skills it wrote under --out/skills/; one told about an earlier execution

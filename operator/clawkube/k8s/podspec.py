@@ -11,8 +11,13 @@ agent, or agent code a grader runs - can read other trials' or grading output, o
     agent pod   <trial>-a<N>-agent      init "unpack": agent bundle ConfigMap -> /clawkube/bundle
                                         main "agent":  clawkube pod agent --bundle --workspace --out ...
                                         "svc-<name>":  one sidecar per task service (PodParams.services)
+                                        "svc-warmup":  a task with Warmup lines: runs them as root, then relays
+                                                       the servers they started to grading (_add_warmup_sidecar)
     grading pod <trial>-a<N>-grade[-G]  init "unpack": grading bundle ConfigMap -> /clawkube/grading
                                         main "grade":  clawkube pod grade --grading --agent-artifacts --out
+                                                       (+ CLAWKUBE_WARMUP_PEER: the agent pod's relay)
+Both see the workspace at the benchmark's mount point (`workspace_path`) and its read-only views
+(`_add_initial_workspace`: WildClawBench's /app), as in the benchmark's container.
 
 EvoClawBench stages (decide_trial.STAGES) are agent pods with `--stage`: `<trial>-a<N>-author` (PreSkill
 authoring), `-first` (PostSkill first run, with the task's services), `-summary` (gets the first run's agent
