@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any, Callable
 
 from tests.e2e.s3 import ACCESS, S3Outage
 from tests.polling import wait_for
@@ -26,3 +27,17 @@ def s3_for(core, ns: str, host: str, bucket: str) -> S3Outage:
     core.create_namespaced_secret(ns, {"metadata": {"name": "s3"}, "stringData": {
         "AWS_ACCESS_KEY_ID": ACCESS["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY": ACCESS["aws_secret_access_key"]}})
     return s3
+
+
+def wait_run_finished(get_run: Callable[[str], dict[str, Any]], name: str, timeout: float, operator,
+                      log: Callable[[str], None], tail: int = 80) -> dict[str, Any]:
+    """The BenchmarkRun `name` (as `get_run(name)` reads it) once its phase is Succeeded or Failed; on a timeout the
+    operator's log tail goes to `log` before the AssertionError."""
+    def done():
+        r = get_run(name)
+        return r if (r.get("status") or {}).get("phase") in ("Succeeded", "Failed") else None
+    try:
+        return wait_for(f"BenchmarkRun {name} to finish", done, timeout, every=1)
+    except AssertionError:
+        log(f"operator log tail:\n{operator.tail(tail)}")
+        raise

@@ -29,9 +29,8 @@ import pytest
 import yaml
 
 from tests.e2e.operator_proc import for_namespace
-from tests.e2e.namespace import new_namespace, s3_for
+from tests.e2e.namespace import new_namespace, s3_for, wait_run_finished
 from tests.e2e.s3 import REGION, S3Outage
-from tests.polling import wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -142,14 +141,8 @@ def _custom(st):
 
 
 def _wait_run(st, name: str, timeout: float) -> dict[str, Any]:
-    def done():
-        r = _custom(st).get_namespaced_custom_object(G, V, st["ns"], "benchmarkruns", name)
-        return r if (r.get("status") or {}).get("phase") in ("Succeeded", "Failed") else None
-    try:
-        return wait_for(f"BenchmarkRun {name} to finish", done, timeout, every=1)
-    except AssertionError:
-        log(f"operator log tail:\n{st['op'].tail(60)}")
-        raise
+    return wait_run_finished(lambda n: _custom(st).get_namespaced_custom_object(G, V, st["ns"], "benchmarkruns", n),
+                             name, timeout, st["op"], log, tail=60)
 
 
 def test_claweval_run_without_the_image_fails_with_what_to_do(stack, checkout):

@@ -35,6 +35,7 @@ import pytest
 from tests.e2e import promql
 from tests.e2e.operator_proc import OperatorProcess
 from tests.e2e.prometheus import Prometheus, ensure_binary, render_config
+from tests.e2e.namespace import wait_run_finished
 from tests.e2e.recorder import Recorder
 from tests.e2e.s3 import ACCESS, REGION, S3Outage, free_port
 from tests.polling import wait_for
@@ -134,14 +135,7 @@ class Stack:
         _kubectl(self.kubeconfig, "apply", "-n", self.ns, "-f", "-", input=json.dumps(manifest))  # as a user would
 
     def wait_finished(self, name: str, timeout: float) -> dict[str, Any]:
-        def done():
-            r = self.run(name)
-            return r if (r.get("status") or {}).get("phase") in ("Succeeded", "Failed") else None
-        try:
-            return wait_for(f"BenchmarkRun {name} to finish", done, timeout, every=1)
-        except AssertionError:
-            log(f"operator log tail:\n{self.op.tail(80)}")
-            raise
+        return wait_run_finished(self.run, name, timeout, self.op, log)
 
     def s3_json(self, key: str) -> Any:
         return json.loads(self.s3.client().get_object(Bucket=BUCKET, Key=key)["Body"].read())

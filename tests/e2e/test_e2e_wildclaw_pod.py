@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.namespace import new_namespace, s3_for
+from tests.e2e.namespace import new_namespace, s3_for, wait_run_finished
 from tests.e2e.operator_proc import for_namespace
 from tests.e2e.s3 import REGION
 from tests.polling import wait_for
@@ -97,15 +97,8 @@ def _wait_run(st, name: str, timeout: float = 420) -> dict[str, Any]:
     from kubernetes import client
 
     api = client.CustomObjectsApi(st["api"])
-
-    def done():
-        r = api.get_namespaced_custom_object(G, V, st["ns"], "benchmarkruns", name)
-        return r if (r.get("status") or {}).get("phase") in ("Succeeded", "Failed") else None
-    try:
-        return wait_for(f"BenchmarkRun {name} to finish", done, timeout, every=1)
-    except AssertionError:
-        log(f"operator log tail:\n{st['op'].tail(80)}")
-        raise
+    return wait_run_finished(lambda n: api.get_namespaced_custom_object(G, V, st["ns"], "benchmarkruns", n),
+                             name, timeout, st["op"], log)
 
 
 def _trial(st, run: str) -> dict[str, Any]:
