@@ -4,6 +4,7 @@ The agent knows where the material is (the paths are in its commands) but not wh
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,15 @@ def _attack(tmp_path: Path, mode: str, monkeypatch) -> tuple[list[str], object]:
     root = world_root(tmp_path)
     make_task(root)
     out = root / "out"
-    (r,) = run(root / "tasks", out, _probes(root, out), mode=mode).results
+    # A runner-side process that holds the secret in its start-up environment (/proc/PID/environ) for the whole
+    # run: the probe has something to find whatever else runs at that moment (a later setenv is not in the
+    # pytest process's own /proc environ).
+    holder = subprocess.Popen(["sleep", "600"], env=dict(os.environ), stdin=subprocess.DEVNULL)
+    try:
+        (r,) = run(root / "tasks", out, _probes(root, out), mode=mode).results
+    finally:
+        holder.kill()
+        holder.wait()
     return outputs(out), r
 
 
