@@ -16,7 +16,6 @@ import yaml
 from pydantic import ValidationError
 
 from . import safeyaml
-from .execution.relay import RELAY_PORT
 
 EXIT_OK, EXIT_TRIAL_FAILURES, EXIT_USAGE = 0, 3, 2
 
@@ -201,7 +200,8 @@ def cmd_pod(args: argparse.Namespace) -> int:
     if args.pod_phase == "warmup":
         from .lifecycle import warmup_sidecar
 
-        return warmup_sidecar.serve(Path(args.bundle), Path(args.control), args.relay_port)
+        port = {"relay_port": args.relay_port} if args.relay_port is not None else {}
+        return warmup_sidecar.serve(Path(args.bundle), Path(args.control), **port)
     return pod.main_agent(args) if args.pod_phase == "agent" else pod.main_grade(args)
 
 
@@ -343,7 +343,7 @@ def parser() -> argparse.ArgumentParser:
                                           "relays the servers it started to the grading pod")
     pw.add_argument("--bundle", required=True, type=local_path, help="folder holding the extracted agent bundle")
     pw.add_argument("--control", required=True, type=local_path, help="holds request/ and status/ (contracts/warmup.py)")
-    pw.add_argument("--relay-port", type=int, default=RELAY_PORT)
+    pw.add_argument("--relay-port", type=int, help="the port the relay serves on (default: execution/relay.py RELAY_PORT)")
     pod.set_defaults(fn=cmd_pod)
 
     ms = sub.add_parser("model-server", help="a deterministic scripted model (OpenAI Chat/Responses, Anthropic "
