@@ -133,6 +133,15 @@ def _pipe(src: socket.socket, dst: socket.socket) -> None:
             pass
 
 
+def splice(a: socket.socket, b: socket.socket) -> None:
+    """Carry bytes both ways between `a` and `b` until both directions have ended (each end's write side is shut
+    when its source ends)."""
+    t = threading.Thread(target=_pipe, args=(b, a), daemon=True)
+    t.start()
+    _pipe(a, b)
+    t.join()
+
+
 class Forwarder:
     def __init__(self, netns: str, allow: list[Endpoint]):
         self.allow = list(allow)
@@ -209,10 +218,7 @@ class Forwarder:
         try:
             if first:
                 up.sendall(first)
-            t = threading.Thread(target=_pipe, args=(up, conn), daemon=True)
-            t.start()
-            _pipe(conn, up)
-            t.join()
+            splice(conn, up)
         except OSError:
             pass
         finally:

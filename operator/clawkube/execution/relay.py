@@ -19,7 +19,7 @@ import socket
 import threading
 from typing import Optional
 
-from .forward import _pipe
+from .forward import splice
 
 RELAY_PORT = 47419  # not a port any published warmup server uses (they use 9100-9103, 8000s)
 LINE_LIMIT = 64
@@ -34,13 +34,6 @@ def _read_line(conn: socket.socket) -> Optional[str]:
             return None
         data += chunk
     return data.decode("ascii", "replace").strip()
-
-
-def _splice(a: socket.socket, b: socket.socket) -> None:
-    t = threading.Thread(target=_pipe, args=(b, a), daemon=True)
-    t.start()
-    _pipe(a, b)
-    t.join()
 
 
 class _Listener:
@@ -103,7 +96,7 @@ class RelayServer(_Listener):
         conn.settimeout(None)
         up.settimeout(None)
         try:
-            _splice(conn, up)
+            splice(conn, up)
         finally:
             up.close()
 
@@ -141,7 +134,7 @@ class LoopbackRelay(_Listener):
         try:
             up.sendall(f"{port}\n".encode())
             up.settimeout(None)
-            _splice(conn, up)
+            splice(conn, up)
         finally:
             up.close()
 
