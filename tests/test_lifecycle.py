@@ -201,3 +201,28 @@ def test_a_retried_grading_is_counted_in_the_result_and_the_summary(tmp_path: Pa
     assert r.score is not None and r.score.score == 1.0, r.error_message
     assert r.retries == {"grading_error": 1}
     assert outcome.summary.retries["grading_error"] == 1 and outcome.summary.errors["grading_error"] == 0
+
+
+def test_each_task_is_extracted_once_by_its_first_trial_and_not_at_all_when_resumed(tmp_path: Path, monkeypatch):
+    from clawkube.local import trial
+
+    for t in ("answer", "second"):
+        make_task(tmp_path, task_id=t)
+    calls: list[str] = []
+    real = trial.extract
+
+    def counting(task_spec, harness, task):
+        calls.append(task.task_id)
+        time.sleep(0.2)  # a slow extraction: the task's other trial, in the other worker, must wait for it
+        real(task_spec, harness, task)
+    monkeypatch.setattr(trial, "extract", counting)
+    sp = spec(tmp_path / "tasks", trials=2, parallel=2)
+    out = tmp_path / "out"
+    results = LocalRunner(sp, out, progress=None).run().results
+    assert len(results) == 4 and all(r.score is not None and r.score.passed for r in results)
+    assert sorted(calls) == ["answer", "second"]
+    calls.clear()
+    (out / "trials" / "second" / "1" / "result.json").unlink()  # one unfinished trial
+    again = LocalRunner(sp, out, progress=None).run().results
+    assert len(again) == 4 and all(r.score is not None for r in again)
+    assert calls == ["second"]  # the finished task's bundles are not extracted again

@@ -27,7 +27,7 @@ def _solution(out: Path, marker: str) -> str:
                 return open(p, errors="replace").read()
             except OSError:
                 return ""
-        FOUND["other_task_ground_truth"] = "GT-SECRET" in read("{out}/.private/tasks/other/grading/files/gt/answer.txt")
+        FOUND["other_task_ground_truth"] = "GT-SECRET" in read("{out}/.private/tasks/another/grading/files/gt/answer.txt")
         envs = [read(p) for p in glob.glob("/proc/[0-9]*/environ")] + [str(dict(os.environ))]
         FOUND["runner_env"] = any("{ENV_SECRET}" in e for e in envs)
         try:
@@ -45,7 +45,7 @@ def _attack(tmp_path: Path, mode: str, monkeypatch) -> tuple[dict[str, float], P
     monkeypatch.setenv("CLAWKUBE_TEST_RUNNER_SECRET", ENV_SECRET)
     root = world_root(tmp_path)
     make_task(root, grader=IMPORTING_GRADER)
-    make_task(root, task_id="other")
+    make_task(root, task_id="another")  # runs first: its bundles are extracted when "answer" is graded
     out = root / "out"
     marker = f"clawkube-leftover-{uuid.uuid4().hex}"
     # the runner's key in a process's initial environment, as a deployed runner has it (/proc/PID/environ shows

@@ -1,4 +1,5 @@
-"""The grading process: `python -m clawkube.lifecycle.grader_main REQUEST.json`.
+"""The grading process: `python -m clawkube.lifecycle.grader_main REQUEST.json`, or `main([REQUEST.json])` from
+`python -c` (how the lifecycle starts it: phases.GRADER_ARGV).
 
 Runs in its own process (the lifecycle enforces the time limit by killing it). Reads the `GradeRequest`, lets
 the request's benchmark plugin run the task's grader (`Benchmark.run_grader`: which entry, with which inputs,

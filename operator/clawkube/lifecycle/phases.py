@@ -94,6 +94,10 @@ WarmupRunner = Callable[[sandbox.AgentBox, list[str], dict[str, str], Path], Opt
 TRANSCRIPT_LIMIT = 256 * 1024 * 1024  # bytes of a harness's transcript file read
 TRANSCRIPT_ERROR = "transcript_error.txt"  # present when the agent's output could not be parsed
 GRADER_OUTPUT_LIMIT = 16 * 1024 * 1024
+# The grading process: grader_main.main(REQUEST.json). `-c` rather than `-m`: no runpy (the importlib machinery
+# it loads) in a process that starts once per trial; -S: no site start-up code (.pth files), packages from
+# sandbox.site_paths() instead.
+GRADER_ARGV = ["-S", "-c", "import sys; from clawkube.lifecycle.grader_main import main; sys.exit(main(sys.argv[1:]))"]
 PROBE_TIMEOUT = 60.0
 PROBE_FILE_LIMIT = 16 * 1024 * 1024
 
@@ -383,9 +387,8 @@ def grade(dirs: TrialDirs, grading_bundle_dir: Path, grading_ws: Path, m: Gradin
     pkg, pythonpath = sandbox.package_mount()
     views = grading_views(dirs, m)
     home = str(dirs.home) if m.mounts.grader_home and dirs.home.is_dir() else "/tmp"
-    # -S: no site start-up code (.pth files) in the grading process; its packages from site_paths() instead
     genv = sandbox.base_env(home, {**env, "PYTHONPATH": os.pathsep.join([pythonpath, *sandbox.site_paths()])})
-    r = sandbox.run_grading(iso, [sys.executable, "-S", "-m", "clawkube.lifecycle.grader_main", str(req_path)],
+    r = sandbox.run_grading(iso, [sys.executable, *GRADER_ARGV, str(req_path)],
                             cwd=str(run),
                             env=genv, timeout=limit, workspace=grading_ws, workspace_mount=mount,
                             inputs=[grading_bundle_dir, dirs.out / "transcript.jsonl", dirs.audit,

@@ -20,6 +20,9 @@ from typing import Iterator, NamedTuple, Optional
 
 MAX_DEPTH = 128  # folder levels walked below a root
 CHUNK = 1 << 20
+# gzip level of the snapshots: 1, not tarfile's 9 (a snapshot is written and read back once per trial; level 9 takes
+# several times as long for a few percent less size, minutes on a workspace of some GB)
+SNAPSHOT_GZIP_LEVEL = 1
 SNAPSHOT_LIMIT = int(os.environ.get("CLAWKUBE_SNAPSHOT_LIMIT", str(4 << 30)))  # bytes of file content per snapshot
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -163,7 +166,7 @@ def snapshot(root: Path, out_tar: Path, limit: int = SNAPSHOT_LIMIT) -> TreeNote
     notes = TreeNotes()
     seen: dict[tuple[int, int], str] = {}
     total = 0
-    with tarfile.open(out_tar, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+    with tarfile.open(out_tar, "w:gz", compresslevel=SNAPSHOT_GZIP_LEVEL, format=tarfile.PAX_FORMAT) as tar:
         for e in walk(root, notes):
             ti = tarfile.TarInfo(e.rel)
             ti.mtime, ti.mode = int(e.st.st_mtime), stat.S_IMODE(e.st.st_mode) & 0o777

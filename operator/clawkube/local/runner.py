@@ -102,6 +102,27 @@ class OutLock:
             self.fd = None
 
 
+class Bundles:
+    """Each task's bundles, extracted once, by the first of its trials to start: in the workers, so the tasks are
+    prepared side by side and while other trials run, not one after another before the first trial."""
+
+    def __init__(self, harness: str, private: Path):
+        self.harness, self.private = harness, private
+        self._specs: dict[str, TaskSpec] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._done: set[str] = set()
+
+    def plan(self, t: TaskSpec) -> trial.PreparedTask:
+        self._specs[t.id], self._locks[t.id] = t, threading.Lock()
+        return trial.planned(t, self.private)
+
+    def ready(self, task: trial.PreparedTask) -> None:
+        with self._locks[task.task_id]:
+            if task.task_id not in self._done:
+                trial.extract(self._specs[task.task_id], self.harness, task)
+                self._done.add(task.task_id)
+
+
 def _key(r: TrialResult) -> tuple[str, str, int]:
     return (r.mode or EvalMode.BASELINE.value, r.task_id, r.trial_index)
 
@@ -133,6 +154,7 @@ class LocalRunner:
         self._skipped_budget = 0
         self._done = self._failed = self._total = 0
         self._out_lock = OutLock(out)
+        self._bundles: Optional[Bundles] = None
 
     # ---- gather
     def _load(self) -> tuple[list[TaskSpec], list[dict]]:
@@ -182,6 +204,7 @@ class LocalRunner:
             with self._lock:
                 self._skipped_budget += 1
             return
+        self._bundles.ready(plan.task)
         r = trial.run_trial_with_retries(plan)
         with self._lock:
             self._results[_key(r)] = r
@@ -217,8 +240,9 @@ class LocalRunner:
         scratch.chmod(0o755)
         plans: list[trial.TrialPlan] = []
         several = len(self.modes) > 1
+        self._bundles = Bundles(self.spec.agent.harness, private)
         for t in tasks:
-            prepared = trial.prepare(t, self.spec.agent.harness, private)
+            prepared = self._bundles.plan(t)
             for mode in self.modes:
                 for i in range(self.spec.trials):
                     plan = trial.TrialPlan(task=prepared, trial_index=i, agent=self.spec.agent, out_root=self.out,

@@ -88,18 +88,28 @@ class TrialPlan:
         return f"{self.task.task_id}/{self.trial_index}"
 
 
-def prepare(task_spec, harness: str, private_root: Path) -> PreparedTask:
-    """Build and extract the task's bundles under private_root (hidden from agents)."""
+def planned(task_spec, private_root: Path) -> PreparedTask:
+    """Where the task's bundles go under private_root (hidden from agents); nothing is written (`extract`)."""
     base = private_root / "tasks" / task_spec.id
-    agent_dir, grading_dir = base / "agent", base / "grading"
+    return PreparedTask(task_id=task_spec.id, category=task_spec.category, format=task_spec.format,
+                        agent_dir=base / "agent", grading_dir=base / "grading", timeout_seconds=task_spec.timeout_seconds)
+
+
+def extract(task_spec, harness: str, task: PreparedTask) -> None:
+    """Build the task's two bundles and extract them into task.agent_dir and task.grading_dir."""
     stored = 0  # extracted at once: not worth compressing
-    for d, data in ((agent_dir, bundles.agent_bundle(task_spec, harness, stored)),
-                    (grading_dir, bundles.grading_bundle(task_spec, stored))):
+    for d, data in ((task.agent_dir, bundles.agent_bundle(task_spec, harness, stored)),
+                    (task.grading_dir, bundles.grading_bundle(task_spec, stored))):
         if d.exists():
             shutil.rmtree(d)
         bundles.extract(data, d)
-    return PreparedTask(task_id=task_spec.id, category=task_spec.category, format=task_spec.format,
-                        agent_dir=agent_dir, grading_dir=grading_dir, timeout_seconds=task_spec.timeout_seconds)
+
+
+def prepare(task_spec, harness: str, private_root: Path) -> PreparedTask:
+    """Build and extract the task's bundles under private_root (hidden from agents)."""
+    task = planned(task_spec, private_root)
+    extract(task_spec, harness, task)
+    return task
 
 
 def now_iso() -> str:
