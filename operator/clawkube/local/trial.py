@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
@@ -332,9 +332,13 @@ def run_trial(plan: TrialPlan, attempt: int = 1, failures: Optional[dict[ErrorKi
     services: Optional[TrialEnvironment] = None
     open_boxes: list[sandbox.AgentBox] = []
     try:
-        shutil.copytree(t.agent_dir, dirs.bundle)
-        shutil.rmtree(dirs.bundle / bundles.SERVICES_DIR, ignore_errors=True)  # for the services only, not the agent
-        manifest = bundles.read_agent_manifest(dirs.bundle)
+        manifest = bundles.read_agent_manifest(t.agent_dir)
+        if manifest.mounts.initial_workspace:  # its workspace is mounted into the agent's sandbox, and a mount's
+            # source path shows inside (bubblewrap's command line): from a per-trial copy, never from the hidden folder
+            shutil.copytree(t.agent_dir, dirs.bundle)
+            shutil.rmtree(dirs.bundle / bundles.SERVICES_DIR, ignore_errors=True)  # for the services only
+        else:  # the task's extracted bundle, shared by its trials, only read (the agent gets copies of its files)
+            dirs = replace(dirs, bundle=t.agent_dir)
         if manifest.setup_error:  # the task cannot run here (e.g. its workspace is not downloaded)
             return _finish(result, dirs, clock, ErrorKind.SETUP_ERROR, manifest.setup_error)
         dirs = dirs.for_manifest(manifest)  # EvoClawBench keeps the skills inside the workspace
