@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 NOT_IMPORTED = ("aiohttp", "multidict", "yarl", "kopf", "kubernetes", "boto3", "botocore",
                 "clawkube.benchmarks.claweval.gateway", "clawkube.benchmarks.claweval.mocks",
                 "clawkube.benchmarks.claweval.environment", "clawkube.benchmarks.claweval.usersim",
-                "clawkube.benchmarks.claweval.taskyaml", "clawkube.k8s", "clawkube.modelserver")
+                "clawkube.benchmarks.claweval.taskyaml", "clawkube.k8s", "clawkube.modelserver",
+                "urllib.request", "http.client")
 
 
 def imported_by_run(tmp_path: Path, task_id: str) -> set[str]:

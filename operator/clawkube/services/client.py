@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 from typing import Any, Callable, Optional
 
 from .admin import AUDIT_PATH, SHUTDOWN_PATH, TOKEN_HEADER
@@ -22,6 +20,9 @@ def join(base: str, path: str) -> str:
 
 def request(url: str, method: str = "GET", token: Optional[str] = None, body: Any = None,
             timeout: float = 10.0) -> tuple[int, Any]:
+    import urllib.error  # here, not at the top: every local run imports this module, few call a service
+    import urllib.request
+
     data = json.dumps(body).encode() if body is not None else (b"" if method == "POST" else None)
     req = urllib.request.Request(url, data=data, method=method)
     req.add_header("Content-Type", "application/json")
@@ -52,7 +53,7 @@ def wait_healthy(name: str, url: str, timeout: float, alive: Callable[[], Option
             if 200 <= status < 300:
                 return
             last = f"HTTP {status}"
-        except (OSError, urllib.error.URLError) as e:
+        except OSError as e:  # urllib.error.URLError included
             last = str(e)
         time.sleep(0.1)
     raise ServiceError(f"service '{name}' not healthy at {url} within {timeout:g}s ({last})")
@@ -61,7 +62,7 @@ def wait_healthy(name: str, url: str, timeout: float, alive: Callable[[], Option
 def admin(name: str, base: str, path: str, token: str, method: str = "POST") -> Any:
     try:
         status, body = request(join(base, path), method=method, token=token)
-    except (OSError, urllib.error.URLError) as e:
+    except OSError as e:  # urllib.error.URLError included
         raise ServiceError(f"service '{name}': {method} {path} failed: {e}") from e
     if not 200 <= status < 300:
         raise ServiceError(f"service '{name}': {method} {path} answered HTTP {status}: {body}")
