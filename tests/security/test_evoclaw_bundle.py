@@ -29,33 +29,42 @@ def probes(out: Path) -> list[str]:
         f"cat /proc/*/cmdline /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -F -e '{out}' | grep -e '[.]private' "
         "| head -5",
         f"ls -A {hidden}/tasks/{TASK}/agent {hidden}/tasks/{TASK}/grading 2>/dev/null | head -5",
-        f"find / -xdev -path '*/.private/tasks/*' 2>/dev/null | head -5",
-        "grep -rl 'def grade' / --include=grader.py 2>/dev/null | head -5",
+        f"timeout 60 find / -xdev -path '*/.private/tasks/*' 2>/dev/null | head -5",
+        "timeout 60 grep -rl 'def grade' / --include=grader.py 2>/dev/null | head -5",
     ]
 
 
-def hunt(tmp_path: Path, mode: str, sandbox: str) -> tuple[list[str], object]:
+def hunt(tmp_path: Path, mode: str, sandbox: str) -> tuple[dict[str, list[str]], object]:
+    """What the probes printed in each phase of the trial (execution, and PreSkill's / PostSkill's phases before it)."""
     tasks = tmp_path / "tasks"
     shutil.copytree(REPO / "tasks" / "evoclaw", tasks)
     out = tmp_path / "out"
-    cmds = probes(out)
     spec = BenchmarkRunSpec(tasks=TaskSource(path=str(tasks)), selector=TaskSelector(ids=[TASK]),
-                            agent=AgentSpec(harness="script", args={"commands": cmds}), trials=1, mode=mode)
+                            agent=AgentSpec(harness="script", args={"commands": probes(out),  # every phase probes
+                                                                "authoring_commands": probes(out)}),
+                            trials=1, mode=mode)
     (r,) = LocalRunner(spec, out, sandbox_mode=sandbox, progress=None).run().results
-    f = next((out / "trials" / TASK).glob("*/transcript.jsonl"))
-    events = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
-    return [e.get("content", "").strip() for e in events if e.get("type") == "tool_result"], r
+    trial = out / "trials" / TASK / "0"
+    found = {}
+    for f in sorted(trial.rglob("transcript.jsonl")):
+        events = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
+        found[str(f.parent.relative_to(trial))] = [e.get("content", "").strip() for e in events
+                                                   if e.get("type") == "tool_result"]
+    return found, r
 
 
-@pytest.mark.parametrize("mode", ["baseline", "preskill", "postskill"])
-def test_an_evoclawbench_agent_never_finds_the_shared_bundle(tmp_path: Path, mode: str):
+@pytest.mark.parametrize("mode, phases", [("baseline", ["."]), ("preskill", [".", "authoring"]),
+                                          ("postskill", [".", "first_run", "summary"])])
+def test_an_evoclawbench_agent_never_finds_the_shared_bundle(tmp_path: Path, mode: str, phases: list[str]):
     found, r = hunt(tmp_path, mode, SANDBOXED)
     assert r.score is not None, r.error_message  # graded: the trial did its whole job
-    assert len(found) == 4, found
-    assert found == ["", "", "", ""], found
+    assert sorted(found) == sorted(phases), found  # every phase's agent ran the probes
+    for phase, outputs in found.items():
+        assert outputs == ["", "", "", ""], (phase, outputs)
 
 
 def test_control_without_the_sandbox_the_probe_finds_the_bundle(tmp_path: Path):
     found, r = hunt(tmp_path, "baseline", CONTROL)
     assert r.score is not None, r.error_message
-    assert found[1] != "" and found[2] != "", found
+    outputs = found["."]
+    assert len(outputs) == 4 and outputs[1] != "" and outputs[2] != "", outputs
