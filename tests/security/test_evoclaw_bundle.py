@@ -5,7 +5,6 @@ every mode (PreSkill's skill-writing phase is seeded from the bundle): nothing f
 With the sandbox off (the control), the same probe finds it, so the test can fail."""
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 from clawkube.local.runner import LocalRunner
 from clawkube.runspec import AgentSpec, BenchmarkRunSpec, TaskSelector, TaskSource
 
-from .attack import CONTROL, IS_ROOT, NEEDS_ROOT, SANDBOXED
+from .attack import CONTROL, IS_ROOT, NEEDS_ROOT, SANDBOXED, outputs
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = "evo-word-stats"
@@ -45,12 +44,8 @@ def hunt(tmp_path: Path, mode: str, sandbox: str) -> tuple[dict[str, list[str]],
                             trials=1, mode=mode)
     (r,) = LocalRunner(spec, out, sandbox_mode=sandbox, progress=None).run().results
     trial = out / "trials" / TASK / "0"
-    found = {}
-    for f in sorted(trial.rglob("transcript.jsonl")):
-        events = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
-        found[str(f.parent.relative_to(trial))] = [e.get("content", "").strip() for e in events
-                                                   if e.get("type") == "tool_result"]
-    return found, r
+    phases = (str(f.parent.relative_to(trial)) for f in trial.rglob("transcript.jsonl"))
+    return {ph: [x.strip() for x in outputs(out, TASK, f"0/{ph}")] for ph in sorted(phases)}, r
 
 
 @pytest.mark.parametrize("mode, phases", [("baseline", ["."]), ("preskill", [".", "authoring"]),
